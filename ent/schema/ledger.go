@@ -1,0 +1,56 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// LedgerAccount is one account of the double-entry ledger: a merchant's main
+// balance in one mode and currency, or one of the service's own accounts
+// (rails clearing, fees, FX). Only the ledger package reads and writes it, and
+// always names the owner explicitly, so it is not tenant-intercepted.
+type LedgerAccount struct{ ent.Schema }
+
+func (LedgerAccount) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty(),
+		field.String("owner").Immutable().Comment("merchant id, or \"system\""),
+		field.String("mode").Immutable(),
+		field.String("currency").Immutable(),
+		field.String("kind").Immutable().Comment("main, clearing, fees, fx, payouts"),
+		field.Bool("tracks_balance").Immutable().Default(true).
+			Comment("false for the service's own accounts, whose balance is the sum of their entries (no hot row)"),
+		field.Int64("available").Default(0),
+		field.Int64("pending").Default(0),
+		field.Time("created_at").Immutable(),
+		field.Time("updated_at"),
+	}
+}
+
+func (LedgerAccount) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("owner", "mode", "currency", "kind").Unique()}
+}
+
+// LedgerEntry is one leg of a posting. The entries of a posting sum to zero
+// per currency. Entries are never updated or deleted; corrections are
+// reversal postings.
+type LedgerEntry struct{ ent.Schema }
+
+func (LedgerEntry) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("posting_id").Immutable(),
+		field.String("account_id").Immutable(),
+		field.String("currency").Immutable(),
+		field.String("bucket").Immutable().Comment("available or pending"),
+		field.Int64("amount").Immutable().Comment("signed minor units; positive raises the account's balance"),
+		field.String("transaction_ref").Optional().Immutable(),
+		field.String("memo").Optional().Immutable(),
+		field.Time("created_at").Immutable(),
+	}
+}
+
+func (LedgerEntry) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("account_id"), index.Fields("posting_id")}
+}

@@ -1,0 +1,98 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"entgo.io/ent/schema/mixin"
+
+	"merchantpay/ent/intercept"
+	"merchantpay/internal/tenant"
+)
+
+// nowMillis is the fallback for time columns; operations set times from their
+// injected clock. Times are UTC with millisecond precision on both databases.
+func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// TimeMixin adds created_at and updated_at.
+type TimeMixin struct{ mixin.Schema }
+
+func (TimeMixin) Fields() []ent.Field {
+	return []ent.Field{
+		field.Time("created_at").Default(nowMillis).Immutable(),
+		field.Time("updated_at").Default(nowMillis),
+	}
+}
+
+// TenantMixin scopes a table to (merchant, mode). Its interceptor and hook
+// refuse any query or mutation whose context carries neither a tenant nor the
+// explicit system marker, so no query can forget the scope.
+type TenantMixin struct{ mixin.Schema }
+
+func (TenantMixin) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("merchant_id").Immutable().NotEmpty(),
+		field.String("mode").Immutable().NotEmpty(),
+	}
+}
+
+func (TenantMixin) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("merchant_id", "mode")}
+}
+
+func (TenantMixin) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{
+		intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
+			if t, ok := tenant.From(ctx); ok {
+				q.WhereP(sql.FieldEQ("merchant_id", t.MerchantID), sql.FieldEQ("mode", t.Mode))
+				return nil
+			}
+			if tenant.IsSystem(ctx) {
+				return nil
+			}
+			return tenant.ErrNoTenant
+		}),
+	}
+}
+
+type tenantMutation interface {
+	SetOp(ent.Op)
+	WhereP(...func(*sql.Selector))
+	SetField(string, ent.Value) error
+}
+
+func (TenantMixin) Hooks() []ent.Hook {
+	return []ent.Hook{
+		func(next ent.Mutator) ent.Mutator {
+			return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+				tm, ok := m.(tenantMutation)
+				if !ok {
+					return nil, fmt.Errorf("tenant: unexpected mutation %T", m)
+				}
+				t, scoped := tenant.From(ctx)
+				if !scoped {
+					if tenant.IsSystem(ctx) {
+						return next.Mutate(ctx, m)
+					}
+					return nil, tenant.ErrNoTenant
+				}
+				if m.Op().Is(ent.OpCreate) {
+					if err := tm.SetField("merchant_id", t.MerchantID); err != nil {
+						return nil, err
+					}
+					if err := tm.SetField("mode", t.Mode); err != nil {
+						return nil, err
+					}
+				} else {
+					tm.WhereP(sql.FieldEQ("merchant_id", t.MerchantID), sql.FieldEQ("mode", t.Mode))
+				}
+				return next.Mutate(ctx, m)
+			})
+		},
+	}
+}

@@ -1,0 +1,54 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// IdempotencyRecord is the stored first answer to a request with an
+// Idempotency-Key, committed in the same transaction as the effect.
+type IdempotencyRecord struct{ ent.Schema }
+
+func (IdempotencyRecord) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("merchant_id").Immutable(),
+		field.String("mode").Immutable(),
+		field.String("key").Immutable(),
+		field.String("request_hash").Immutable(),
+		field.Int("status_code").Immutable(),
+		field.Bytes("body").Immutable(),
+		field.String("content_type").Immutable(),
+		field.Time("created_at").Immutable(),
+		field.Time("expires_at").Immutable(),
+	}
+}
+
+func (IdempotencyRecord) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("merchant_id", "mode", "key").Unique(),
+		index.Fields("expires_at"),
+	}
+}
+
+// Event is the transactional outbox: written in the same database
+// transaction as the state change it reports. Its integer id orders events.
+type Event struct{ ent.Schema }
+
+func (Event) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (Event) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("event_id").Immutable().Unique().Comment("evt_<uuid>"),
+		field.String("type").Immutable(),
+		field.String("transaction_ref").Optional().Immutable(),
+		field.Bytes("payload").Immutable().Comment("the webhook body's data: the Transaction as GET showed it then"),
+		field.Time("created_at").Immutable(),
+		field.Bool("fanned_out").Default(false).Comment("deliveries and e-mail rows created"),
+	}
+}
+
+func (Event) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("fanned_out")}
+}

@@ -1,0 +1,81 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+)
+
+var numeric = map[string]string{dialect.Postgres: "numeric", dialect.SQLite: "text"}
+
+// Transaction is a deposit, withdrawal or swap, in the spec's shape. Amounts
+// are minor units of their currency.
+type Transaction struct{ ent.Schema }
+
+func (Transaction) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
+
+func (Transaction) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty(),
+		field.String("reference").Immutable().Unique().Comment("WTH-, DEP- or SWP-<uuid>"),
+		field.String("merchant_reference").Optional().Nillable().Immutable(),
+		field.String("merchant_reference_key").Optional().Nillable().Immutable().
+			Comment("lower-cased merchant_reference: unique per merchant and mode, without regard to case"),
+		field.String("type").Immutable(),
+		field.String("purpose").Immutable(),
+		field.String("status"),
+		field.Int64("from_amount"),
+		field.String("from_currency"),
+		field.Int64("amount"),
+		field.String("currency"),
+		field.Int64("amount_charged"),
+		field.Int64("amount_settled"),
+		field.Int64("to_amount").Optional().Nillable(),
+		field.String("to_currency").Optional().Nillable(),
+		field.Int64("fee").Default(0),
+		field.String("fee_currency").Optional(),
+		field.String("trx_rate").Optional().Nillable().SchemaType(numeric).GoType(decimal.Decimal{}),
+		field.String("rate_id").Optional().Nillable(),
+		field.String("from_party").Default("SELF"),
+		field.String("to_party").Default("OTHER"),
+		field.String("channel").Default("API"),
+		field.String("narration").Default(""),
+		field.Text("beneficiary").Optional().Nillable(),
+		field.String("fee_bearer").Default("merchant"),
+		field.String("destination").Default("main_balance"),
+		field.String("payment_slug"),
+		field.String("from_merchant").Default(""),
+		field.String("to_merchant").Optional().Nillable(),
+		field.Time("settled_at").Optional().Nillable(),
+		field.String("settlement_time").Optional().Nillable(),
+		field.Time("settlement_date").Optional().Nillable(),
+		field.String("reject_reason").Optional().Nillable(),
+		field.String("trace_id").Optional().Nillable(),
+		field.String("payment_proof").Optional().Nillable(),
+		field.String("wallet_reference").Optional().Nillable(),
+		field.String("account_reference").Optional().Nillable(),
+		field.String("account_id").Optional().Nillable(),
+		field.String("sender_name").Optional().Nillable(),
+		field.String("sender_bank").Optional().Nillable(),
+		field.String("prepay_id").Optional().Nillable().Unique(),
+		field.JSON("links", map[string]any{}).Optional(),
+		field.Time("expires_at").Optional().Nillable(),
+		// Background work (payout submission, settlement, expiry): claimed by a
+		// lease so that several instances never process one job twice.
+		field.Time("next_run_at").Optional().Nillable(),
+		field.Int("attempts").Default(0),
+		field.String("lease_owner").Optional().Nillable(),
+		field.Time("lease_until").Optional().Nillable(),
+		field.String("rails_reference").Optional().Nillable(),
+	}
+}
+
+func (Transaction) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("merchant_id", "mode", "merchant_reference_key").Unique(),
+		index.Fields("merchant_id", "mode", "created_at", "id"),
+		index.Fields("next_run_at"),
+	}
+}

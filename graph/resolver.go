@@ -1,0 +1,21 @@
+// Package graph holds the GraphQL resolvers: each converts its input, calls
+// one operation in internal/, and maps the result.
+package graph
+
+import (
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/wallets"
+)
+
+//go:generate go tool gqlgen generate
+
+// Services are the operations the resolvers call.
+type Services struct {
+	Merchants *merchants.Service
+	Wallets   *wallets.Service
+}
+
+// Resolver is the root resolver.
+type Resolver struct {
+	Svc Services
+}

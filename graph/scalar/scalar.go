@@ -1,0 +1,67 @@
+// Package scalar holds the GraphQL scalars: Decimal (a string) and Time (UTC
+// with milliseconds).
+package scalar
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/shopspring/decimal"
+)
+
+// Decimal is an exact amount, serialised as a string.
+type Decimal = decimal.Decimal
+
+// MarshalDecimal writes d as a JSON string.
+func MarshalDecimal(d decimal.Decimal) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(d.String()))
+	})
+}
+
+// UnmarshalDecimal accepts a string (or, leniently, a JSON number literal) holding a decimal.
+func UnmarshalDecimal(v any) (decimal.Decimal, error) {
+	switch x := v.(type) {
+	case string:
+		d, err := decimal.NewFromString(x)
+		if err != nil {
+			return decimal.Decimal{}, fmt.Errorf("%q is not a decimal number", x)
+		}
+		return d, nil
+	case int64:
+		return decimal.NewFromInt(x), nil
+	case int:
+		return decimal.NewFromInt(int64(x)), nil
+	default:
+		return decimal.Decimal{}, fmt.Errorf("a Decimal must be a string such as \"1500.25\"")
+	}
+}
+
+// Time is a timestamp.
+type Time = time.Time
+
+// Layout is the one timestamp shape of the service.
+const Layout = "2006-01-02T15:04:05.000Z"
+
+// MarshalTime writes t in UTC with milliseconds.
+func MarshalTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(t.UTC().Format(Layout)))
+	})
+}
+
+// UnmarshalTime accepts RFC 3339.
+func UnmarshalTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("a Time must be an RFC 3339 string")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
+	}
+	return t.UTC(), nil
+}

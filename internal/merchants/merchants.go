@@ -1,0 +1,216 @@
+// Package merchants creates merchants, issues and rolls their API keys, and
+// authenticates requests by key (CONTRACT 1). Keys are stored only as SHA-256
+// hashes; the plain key is returned once.
+package merchants
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/ent/apikey"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+)
+
+// Key kinds.
+const (
+	Secret = "secret"
+	Public = "public"
+)
+
+// Service manages merchants and keys.
+type Service struct {
+	db    *store.DB
+	clock clock.Clock
+}
+
+// New returns the merchants service.
+func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
+
+// Created is what `merchant create` prints.
+type Created struct {
+	MerchantID    string `json:"merchant_id"`
+	TestSecretKey string `json:"test_secret_key"`
+	TestPublicKey string `json:"test_public_key"`
+	LiveSecretKey string `json:"live_secret_key"`
+	LivePublicKey string `json:"live_public_key"`
+}
+
+// Rolled is what `merchant roll-keys` prints.
+type Rolled struct {
+	MerchantID string `json:"merchant_id"`
+	Mode       string `json:"mode"`
+	SecretKey  string `json:"secret_key"`
+	PublicKey  string `json:"public_key"`
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	MerchantID   string
+	MerchantName string
+	Email        string
+	Mode         string
+	Kind         string
+	KeyPrefix    string
+}
+
+// Tenant is the principal's (merchant, mode).
+func (p Principal) Tenant() tenant.Tenant {
+	return tenant.Tenant{MerchantID: p.MerchantID, Mode: p.Mode}
+}
+
+// Hash is the stored form of a key.
+func Hash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+func newKey(kind, mode string) string {
+	p := "SECK_"
+	if kind == Public {
+		p = "PUBK_"
+	}
+	return p + strings.ToUpper(mode) + "_" + uuid.NewString()
+}
+
+// Create makes a merchant with a key pair for each mode.
+func (s *Service) Create(ctx context.Context, name, email string) (Created, error) {
+	var f apperr.Fields
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		f.Add("name", "is required (1 to 200 characters)")
+	}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		f.Add("email", "must be a valid e-mail address")
+	}
+	if err := f.Err(); err != nil {
+		return Created{}, err
+	}
+	ctx = tenant.System(ctx)
+	out := Created{MerchantID: uuid.NewString()}
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		now := s.clock.Now()
+		if err := c.Merchant.Create().SetID(out.MerchantID).SetName(name).SetEmail(email).
+			SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		var err error
+		if out.TestSecretKey, out.TestPublicKey, err = s.issue(ctx, c, out.MerchantID, tenant.Test); err != nil {
+			return err
+		}
+		out.LiveSecretKey, out.LivePublicKey, err = s.issue(ctx, c, out.MerchantID, tenant.Live)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) issue(ctx context.Context, c *ent.Client, merchantID, mode string) (secret, public string, err error) {
+	now := s.clock.Now()
+	secret, public = newKey(Secret, mode), newKey(Public, mode)
+	for kind, key := range map[string]string{Secret: secret, Public: public} {
+		err = c.APIKey.Create().SetID(uuid.NewString()).SetMerchantID(merchantID).SetMode(mode).
+			SetKind(kind).SetHash(Hash(key)).SetPrefix(key[:14]).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
+		if err != nil {
+			return "", "", err
+		}
+	}
+	return secret, public, nil
+}
+
+// RollKeys voids a mode's keys at once and issues a new pair.
+func (s *Service) RollKeys(ctx context.Context, merchantID, mode string) (Rolled, error) {
+	if mode != tenant.Test && mode != tenant.Live {
+		return Rolled{}, apperr.New(apperr.Validation, "mode must be test or live")
+	}
+	ctx = tenant.System(ctx)
+	out := Rolled{MerchantID: merchantID, Mode: mode}
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		if _, err := c.Merchant.Get(ctx, merchantID); err != nil {
+			if ent.IsNotFound(err) {
+				return apperr.New(apperr.NotFound, "no merchant %q", merchantID)
+			}
+			return err
+		}
+		now := s.clock.Now()
+		if _, err := c.APIKey.Update().
+			Where(apikey.MerchantID(merchantID), apikey.Mode(mode), apikey.RevokedAtIsNil()).
+			SetRevokedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
+			return err
+		}
+		var err error
+		out.SecretKey, out.PublicKey, err = s.issue(ctx, c, merchantID, mode)
+		return err
+	})
+	return out, err
+}
+
+// Authenticate finds the merchant and mode of a key.
+func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
+	if !plausibleKey(key) {
+		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
+	}
+	ctx = tenant.System(ctx)
+	c := s.db.Client(ctx)
+	k, err := c.APIKey.Query().Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
+	}
+	if err != nil {
+		return Principal{}, store.Classify(err)
+	}
+	m, err := c.Merchant.Get(ctx, k.MerchantID)
+	if err != nil {
+		return Principal{}, store.Classify(err)
+	}
+	return Principal{MerchantID: m.ID, MerchantName: m.Name, Email: m.Email, Mode: k.Mode, Kind: k.Kind, KeyPrefix: k.Prefix}, nil
+}
+
+func plausibleKey(key string) bool {
+	if len(key) < 10 || len(key) > 128 {
+		return false
+	}
+	return strings.HasPrefix(key, "SECK_") || strings.HasPrefix(key, "PUBK_")
+}
+
+// Count is the number of merchants.
+func (s *Service) Count(ctx context.Context) (int, error) {
+	return s.db.Client(tenant.System(ctx)).Merchant.Query().Count(ctx)
+}
+
+// Get returns a merchant.
+func (s *Service) Get(ctx context.Context, id string) (*ent.Merchant, error) {
+	m, err := s.db.Client(tenant.System(ctx)).Merchant.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "merchant not found")
+	}
+	return m, err
+}
+
+// Describe formats a principal for logs.
+func (p Principal) String() string {
+	return fmt.Sprintf("%s/%s/%s", p.MerchantID, p.Mode, p.Kind)
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the authenticated caller.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the authenticated caller of ctx.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}

@@ -1,0 +1,100 @@
+// Package page is keyset pagination: newest first by (created_at, id), with
+// opaque cursors, shared by REST lists and GraphQL connections.
+package page
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"merchantpay/internal/apperr"
+)
+
+// MaxLimit is the largest page.
+const MaxLimit = 100
+
+// DefaultLimit is the page size when none is asked.
+const DefaultLimit = 20
+
+// Cursor is the position after which a page starts.
+type Cursor struct {
+	Time time.Time
+	ID   string
+}
+
+// Encode renders c opaquely.
+func (c Cursor) Encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixMilli(), 10) + "|" + c.ID))
+}
+
+// Decode parses a cursor made by Encode.
+func Decode(s string) (Cursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, false
+	}
+	ms, id, ok := strings.Cut(string(b), "|")
+	if !ok || id == "" {
+		return Cursor{}, false
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return Cursor{}, false
+	}
+	return Cursor{Time: time.UnixMilli(n).UTC(), ID: id}, true
+}
+
+// Params is a validated page request.
+type Params struct {
+	Limit int
+	After *Cursor
+}
+
+// Parse validates a limit and cursor; field names are the caller's
+// (limit/cursor for REST, first/after for GraphQL).
+func Parse(limit *int, cursor *string, limitField, cursorField string, f *apperr.Fields) Params {
+	p := Params{Limit: DefaultLimit}
+	if limit != nil {
+		if *limit < 1 || *limit > MaxLimit {
+			f.Add(limitField, "must be between 1 and %d", MaxLimit)
+		} else {
+			p.Limit = *limit
+		}
+	}
+	if cursor != nil && *cursor != "" {
+		c, ok := Decode(*cursor)
+		if !ok {
+			f.Add(cursorField, "is not a cursor this service issued")
+		} else {
+			p.After = &c
+		}
+	}
+	return p
+}
+
+// Info tells whether more rows follow.
+type Info struct {
+	HasMore    bool
+	NextCursor *string
+	// StartCursor and cursors per row are for GraphQL connections.
+	StartCursor *string
+}
+
+// Cut trims rows fetched with limit+1 and describes the page.
+func Cut[T any](rows []T, limit int, cursor func(T) Cursor) ([]T, Info) {
+	var info Info
+	if len(rows) > limit {
+		rows = rows[:limit]
+		info.HasMore = true
+	}
+	if len(rows) > 0 {
+		first := cursor(rows[0]).Encode()
+		info.StartCursor = &first
+		if info.HasMore {
+			next := cursor(rows[len(rows)-1]).Encode()
+			info.NextCursor = &next
+		}
+	}
+	return rows, info
+}

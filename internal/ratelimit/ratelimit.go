@@ -1,0 +1,65 @@
+// Package ratelimit is the per-key token bucket of CONTRACT 9 (per instance).
+package ratelimit
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Limiter keeps one bucket per key.
+type Limiter struct {
+	rate  float64 // tokens per second
+	burst float64
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	sweep   time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// New returns a limiter of rate requests per second with the given burst.
+func New(rate, burst int, now func() time.Time) *Limiter {
+	if burst < 1 {
+		burst = 1
+	}
+	return &Limiter{rate: float64(rate), burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+}
+
+// Allow takes one token for key; when none is left it returns the seconds to
+// wait.
+func (l *Limiter) Allow(key string) (bool, int) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.sweep) > time.Minute {
+		// Forget idle keys so the map does not grow without bound.
+		for k, b := range l.buckets {
+			if now.Sub(b.last) > time.Minute {
+				delete(l.buckets, k)
+			}
+		}
+		l.sweep = now
+	}
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := int(math.Ceil((1 - b.tokens) / l.rate))
+	if wait < 1 {
+		wait = 1
+	}
+	return false, wait
+}

@@ -1,0 +1,278 @@
+// Package store opens the database (embedded SQLite or PostgreSQL), migrates
+// it, and runs operations in one database transaction carried by the context,
+// so that an idempotency record, a state change, ledger postings and outbox
+// events commit together or not at all.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/lib/pq"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"merchantpay/ent"
+	_ "merchantpay/ent/runtime" // tenant hooks and interceptors
+	"merchantpay/internal/apperr"
+)
+
+// DB is the service's database.
+type DB struct {
+	Dialect string
+	// write runs transactions. On SQLite it is the one writer connection.
+	write *ent.Client
+	// read serves reads made outside a transaction.
+	read       *ent.Client
+	sqlW, sqlR *sql.DB
+	url        string
+}
+
+// Open connects to rawURL: "postgres://..." or "sqlite:PATH".
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL)
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
+	default:
+		return nil, fmt.Errorf("store: DATABASE_URL must start with postgres:// or sqlite: (got %q)", redact(rawURL))
+	}
+}
+
+func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	db, err := sql.Open("postgres", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect postgres %s: %w", redact(rawURL), err)
+	}
+	c := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
+	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL}, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: sqlite: needs a file path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store: sqlite: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_time_format", "sqlite")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	// One writer: SQLite serialises writes anyway, and a single connection
+	// turns lock contention into an orderly queue instead of SQLITE_BUSY.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: sqlite %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	return &DB{
+		Dialect: dialect.SQLite,
+		write:   ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, w))),
+		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, r))),
+		sqlW:    w, sqlR: r, url: "sqlite:" + path,
+	}, nil
+}
+
+// Migrate creates or updates the schema. On PostgreSQL an advisory lock keeps
+// two instances starting together from migrating at once.
+func (db *DB) Migrate(ctx context.Context) error {
+	if db.IsPostgres() {
+		conn, err := db.sqlW.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(727274)"); err != nil {
+			return fmt.Errorf("store: migration lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(727274)")
+	}
+	if err := db.write.Schema.Create(ctx); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	return nil
+}
+
+// IsPostgres reports whether row locks (FOR UPDATE, SKIP LOCKED) are available.
+func (db *DB) IsPostgres() bool { return db.Dialect == dialect.Postgres }
+
+// Close closes the connections.
+func (db *DB) Close() error {
+	err := db.sqlW.Close()
+	if db.sqlR != db.sqlW {
+		err = errors.Join(err, db.sqlR.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.sqlR.PingContext(ctx) }
+
+// SQL is the raw writer pool, for the few statements ent cannot express.
+func (db *DB) SQL() *sql.DB { return db.sqlW }
+
+// Client returns the client of the transaction in ctx, or the read client
+// when ctx carries none.
+func (db *DB) Client(ctx context.Context) *ent.Client {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return tx.Client()
+	}
+	return db.read
+}
+
+// InTx reports whether ctx carries a transaction.
+func InTx(ctx context.Context) bool { return ent.TxFromContext(ctx) != nil }
+
+// Tx runs fn in one database transaction carried by the context. When ctx
+// already carries one, fn joins it and the outer caller commits.
+func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if InTx(ctx) {
+		return fn(ctx)
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	txCtx := ent.NewTxContext(ctx, tx)
+	if err := runGuarded(txCtx, fn); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return Classify(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
+func runGuarded(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: panic in transaction: %v", r)
+			panic(r)
+		}
+	}()
+	return fn(ctx)
+}
+
+// Begin starts a transaction; the caller commits or rolls back. Most code
+// wants Tx.
+func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
+	tx, err := db.write.Tx(ctx)
+	if err != nil {
+		return nil, Classify(fmt.Errorf("store: begin: %w", err))
+	}
+	return tx, nil
+}
+
+// WithTx returns ctx carrying tx.
+func WithTx(ctx context.Context, tx *ent.Tx) context.Context { return ent.NewTxContext(ctx, tx) }
+
+// AfterCommit runs fn after the transaction in ctx commits (at once when ctx
+// carries none). Use it to wake workers and subscribers; never for effects
+// that must not be lost.
+func AfterCommit(ctx context.Context, fn func()) {
+	tx := ent.TxFromContext(ctx)
+	if tx == nil {
+		fn()
+		return
+	}
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				fn()
+			}
+			return err
+		})
+	})
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation on
+// either database.
+func IsUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	if ent.IsConstraintError(err) {
+		return true
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return pqErr.Code == "23505"
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "constraint failed: UNIQUE")
+}
+
+// Classify turns database unavailability into UNAVAILABLE; other errors pass.
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		// Class 08: connection exception; 57P: operator intervention.
+		if strings.HasPrefix(string(pqErr.Code), "08") || strings.HasPrefix(string(pqErr.Code), "57P") {
+			return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
+		}
+		return err
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "connection refused") || strings.Contains(msg, "bad connection") ||
+		strings.Contains(msg, "sql: database is closed") {
+		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
+	}
+	return err
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

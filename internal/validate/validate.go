@@ -1,0 +1,66 @@
+// Package validate holds the field checks that several operations share.
+package validate
+
+import (
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+var (
+	referenceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,99}$`)
+	phoneRE     = regexp.MustCompile(`^\+?[0-9]{7,15}$`)
+)
+
+// Reference checks a merchant-chosen reference: 1 to 100 characters of
+// letters, digits and . _ : @ + - (it appears in URL paths and narrations).
+func Reference(s string) string {
+	if !referenceRE.MatchString(s) {
+		return "must be 1 to 100 characters of letters, digits and . _ : @ + -, starting with a letter or digit"
+	}
+	return ""
+}
+
+// Email checks an e-mail address.
+func Email(s string) string {
+	if len(s) > 254 {
+		return "must be at most 254 characters"
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || !strings.Contains(s[strings.LastIndex(s, "@")+1:], ".") {
+		return "must be a valid e-mail address"
+	}
+	return ""
+}
+
+// Phone checks a phone number: digits with an optional leading +, 7 to 15
+// digits (E.164 length), spaces and hyphens ignored.
+func Phone(s string) string {
+	cleaned := strings.NewReplacer(" ", "", "-", "").Replace(s)
+	if !phoneRE.MatchString(cleaned) {
+		return "must be a phone number of 7 to 15 digits, optionally starting with +"
+	}
+	return ""
+}
+
+// HTTPURL checks an absolute http(s) URL.
+func HTTPURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s) > 2048 {
+		return "must be an absolute http or https URL"
+	}
+	return ""
+}
+
+// Name checks a person's or business's name.
+func Name(s string) string {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return "is required"
+	}
+	if len(t) > 100 {
+		return "must be at most 100 characters"
+	}
+	return ""
+}

@@ -1,0 +1,7 @@
+// Package webhook holds the pure logic of webhook delivery (CONTRACT 6):
+// Standard Webhooks signing and verification, the SSRF guard for endpoint
+// URLs, the retry schedule and the table of event names.
+//
+// The dispatcher, the database and HTTP sending live elsewhere and build on
+// this package. Nothing here keeps state between calls.
+package webhook

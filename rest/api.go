@@ -1,0 +1,222 @@
+// Package rest is the REST compatibility API: one route table of the
+// documented paths (spec/merchant-api.md), the spec's JSON shapes and the
+// envelope. Handlers decode exactly, collect every field error, and call the
+// same operations in internal/ that the GraphQL resolvers call.
+package rest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/idem"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/obs"
+	"merchantpay/internal/tenant"
+)
+
+// Prefix is where every documented path starts.
+const Prefix = "/v1/merchant/public"
+
+// MaxBody is the largest request body (CONTRACT 9).
+const MaxBody = 1 << 20
+
+// Authenticator finds the caller of a key.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (merchants.Principal, error)
+}
+
+// Limiter is the per-key rate limit; Allow returns the wait before a retry.
+type Limiter interface {
+	Allow(key string) (ok bool, retryAfterSeconds int)
+}
+
+// Deps are the operations the REST layer calls.
+type Deps struct {
+	Auth    Authenticator
+	Limiter Limiter
+	Idem    *idem.Store
+	Ops     *Ops
+	Sandbox bool
+}
+
+// API serves the REST paths under Prefix.
+type API struct {
+	deps   Deps
+	router *router
+}
+
+// New builds the REST API.
+func New(d Deps) *API {
+	a := &API{deps: d}
+	var routes []Route
+	for _, rt := range d.Ops.routes() {
+		if rt.Sandbox && !d.Sandbox {
+			continue
+		}
+		routes = append(routes, rt)
+	}
+	a.router = newRouter(routes)
+	return a
+}
+
+// KeyFrom reads the API key of a request: X-API-KEY, or Authorization: Bearer.
+func KeyFrom(h http.Header) string {
+	if k := strings.TrimSpace(h.Get("X-API-KEY")); k != "" {
+		return k
+	}
+	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	path := strings.TrimPrefix(r.URL.Path, Prefix)
+	rt, params, known := a.router.match(r.Method, path)
+	if rt == nil {
+		if known {
+			w.Header().Set("Allow", strings.Join(a.router.allowed(path), ", "))
+			a.fail(w, r, apperr.New(apperr.MethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+			return
+		}
+		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
+		return
+	}
+	p, err := Authenticate(ctx, a.deps.Auth, r.Header)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if p.Kind != merchants.Secret && rt.Access != PublicKey {
+		a.fail(w, r, apperr.New(apperr.Forbidden, "this endpoint needs a secret key (SECK_...); public keys may only list banks and read rates"))
+		return
+	}
+	if a.deps.Limiter != nil {
+		if ok, retry := a.deps.Limiter.Allow(p.KeyPrefix + p.MerchantID + p.Mode + p.Kind); !ok {
+			w.Header().Set("Retry-After", itoa(retry))
+			a.fail(w, r, apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry))
+			return
+		}
+	}
+	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
+	ctx = obs.WithLogger(ctx, obs.Log(ctx).With("merchant", p.MerchantID, "mode", p.Mode))
+	req := &Request{HTTP: r.WithContext(ctx), Params: params}
+
+	if r.Method != http.MethodPost {
+		res, err := rt.Handle(ctx, req)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeJSON(w, statusOf(res), renderOK(res), false)
+		return
+	}
+
+	body, err := ReadBody(w, r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	req.Body = body
+	key := r.Header.Get("Idempotency-Key")
+	resp, replayed, err := a.deps.Idem.Do(ctx, idem.Request{
+		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
+	}, func(ctx context.Context) (idem.Response, bool) {
+		res, err := rt.Handle(ctx, req)
+		if err != nil {
+			e := a.logError(r.WithContext(ctx), err)
+			return idem.Response{Status: e.Kind.Status(), Body: renderError(e, obs.RequestID(ctx)), ContentType: jsonType}, false
+		}
+		return idem.Response{Status: statusOf(res), Body: renderOK(res), ContentType: jsonType}, true
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp.Status, resp.Body, replayed)
+}
+
+const jsonType = "application/json; charset=utf-8"
+
+// ReadBody checks the media type and reads at most MaxBody bytes.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct != "" || r.ContentLength > 0 {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return nil, apperr.New(apperr.UnsupportedMediaType, "the request body must be application/json")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, apperr.New(apperr.PayloadTooLarge, "the request body is over 1 MiB")
+		}
+		return nil, apperr.Wrap(apperr.BadRequest, err, "could not read the request body")
+	}
+	return body, nil
+}
+
+// Authenticate finds the caller of a request's key.
+func Authenticate(ctx context.Context, auth Authenticator, h http.Header) (merchants.Principal, error) {
+	key := KeyFrom(h)
+	if key == "" {
+		return merchants.Principal{}, apperr.New(apperr.Unauthorized, "missing API key: send it in the X-API-KEY header")
+	}
+	return auth.Authenticate(ctx, key)
+}
+
+func statusOf(res Result) int {
+	if res.Status == 0 {
+		return http.StatusOK
+	}
+	return res.Status
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
+	h := w.Header()
+	h.Set("Content-Type", jsonType)
+	if replayed {
+		h.Set("Idempotent-Replayed", "true")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// fail writes an error envelope.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := a.logError(r, err)
+	writeJSON(w, e.Kind.Status(), renderError(e, obs.RequestID(r.Context())), false)
+}
+
+// WriteError writes err in the envelope; other packages (the server's
+// middleware) use it so every error has one shape.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	e := logErr(r, err)
+	writeJSON(w, e.Kind.Status(), renderError(e, obs.RequestID(r.Context())), false)
+}
+
+func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr(r, err) }
+
+func logErr(r *http.Request, err error) *apperr.Error {
+	e := apperr.As(err)
+	if e.Kind.Status() >= 500 {
+		obs.Log(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
+	}
+	return e
+}
+
+func itoa(n int) string {
+	if n < 1 {
+		n = 1
+	}
+	return strconv.Itoa(n)
+}

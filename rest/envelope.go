@@ -1,0 +1,106 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"merchantpay/internal/apperr"
+)
+
+// Meta is the pagination block of list answers (CONTRACT 9).
+type Meta struct {
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+type okEnvelope struct {
+	Status     bool   `json:"status"`
+	StatusCode int    `json:"statusCode"`
+	Message    string `json:"message"`
+	Data       any    `json:"data"`
+	Meta       *Meta  `json:"meta,omitempty"`
+}
+
+type errEnvelope struct {
+	Status     bool                `json:"status"`
+	StatusCode int                 `json:"statusCode"`
+	Message    string              `json:"message"`
+	Code       apperr.Kind         `json:"code"`
+	Errors     []apperr.FieldError `json:"errors"`
+	Data       any                 `json:"data"`
+}
+
+// Result is a handler's successful answer.
+type Result struct {
+	Status  int
+	Message string
+	Data    any
+	Meta    *Meta
+}
+
+func encode(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Every value rendered here is built by this package.
+		panic(fmt.Sprintf("rest: encoding answer: %v", err))
+	}
+	return buf.Bytes()
+}
+
+func renderOK(res Result) []byte {
+	status := res.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	return encode(okEnvelope{Status: true, StatusCode: status, Message: res.Message, Data: res.Data, Meta: res.Meta})
+}
+
+// renderError renders e; internal errors carry only the request id.
+func renderError(e *apperr.Error, requestID string) []byte {
+	msg := e.Message
+	if e.Kind == apperr.Internal {
+		msg = "internal error; quote request id " + requestID + " to support"
+	}
+	fields := e.Fields
+	if fields == nil {
+		fields = []apperr.FieldError{}
+	}
+	return encode(errEnvelope{Status: false, StatusCode: e.Kind.Status(), Message: msg, Code: e.Kind, Errors: fields})
+}
+
+// Num renders a decimal as a JSON number, exactly (never through float64).
+type Num decimal.Decimal
+
+// MarshalJSON writes the decimal's exact digits.
+func (n Num) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }
+
+// NumPtr renders nil as null.
+func NumPtr(d *decimal.Decimal) *Num {
+	if d == nil {
+		return nil
+	}
+	n := Num(*d)
+	return &n
+}
+
+// TimeLayout is the service's one timestamp shape: UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Time renders t in TimeLayout.
+func Time(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// TimePtr renders nil as null.
+func TimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := Time(*t)
+	return &s
+}

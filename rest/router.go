@@ -1,0 +1,107 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// Access says which keys may call a route.
+type Access int
+
+const (
+	// SecretKey routes need a secret key.
+	SecretKey Access = iota
+	// PublicKey routes also take a public key (safe in a browser).
+	PublicKey
+)
+
+// Request is what a handler sees.
+type Request struct {
+	HTTP   *http.Request
+	Params map[string]string
+	Body   []byte
+}
+
+// Param is a path parameter.
+func (r *Request) Param(name string) string { return r.Params[name] }
+
+// Handler answers one route.
+type Handler func(ctx context.Context, r *Request) (Result, error)
+
+// Route is one documented path.
+type Route struct {
+	Method  string
+	Pattern string // segments; {name} matches one segment
+	Access  Access
+	Handle  Handler
+	// Sandbox routes exist only with the sandbox rails.
+	Sandbox bool
+	parts   []string
+}
+
+type router struct{ routes []*Route }
+
+func newRouter(routes []Route) *router {
+	r := &router{}
+	for i := range routes {
+		rt := routes[i]
+		rt.parts = split(rt.Pattern)
+		r.routes = append(r.routes, &rt)
+	}
+	return r
+}
+
+func split(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
+
+// match finds the route; pathKnown is true when some route has the path
+// (so a wrong method is 405, not 404).
+func (r *router) match(method, path string) (rt *Route, params map[string]string, pathKnown bool) {
+	parts := split(path)
+	var allowed []string
+	for _, cand := range r.routes {
+		p, ok := matchParts(cand.parts, parts)
+		if !ok {
+			continue
+		}
+		if cand.Method == method {
+			return cand, p, true
+		}
+		allowed = append(allowed, cand.Method)
+	}
+	return nil, nil, len(allowed) > 0
+}
+
+func (r *router) allowed(path string) []string {
+	parts := split(path)
+	var out []string
+	for _, cand := range r.routes {
+		if _, ok := matchParts(cand.parts, parts); ok {
+			out = append(out, cand.Method)
+		}
+	}
+	return out
+}
+
+func matchParts(pattern, parts []string) (map[string]string, bool) {
+	if len(pattern) != len(parts) {
+		return nil, false
+	}
+	var params map[string]string
+	for i, seg := range pattern {
+		if strings.HasPrefix(seg, "{") {
+			if parts[i] == "" {
+				return nil, false
+			}
+			if params == nil {
+				params = map[string]string{}
+			}
+			params[seg[1:len(seg)-1]] = parts[i]
+			continue
+		}
+		if seg != parts[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"merchantpay/graph"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/idem"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/ratelimit"
+	"merchantpay/internal/store"
+	"merchantpay/internal/wallets"
+	"merchantpay/rest"
+)
+
+// App is one running instance of the service.
+type App struct {
+	Config Config
+	DB     *store.DB
+	Clock  clock.Clock
+	Log    *slog.Logger
+
+	Merchants *merchants.Service
+	Wallets   *wallets.Service
+	Idem      *idem.Store
+
+	handler http.Handler
+	workers []Worker
+}
+
+// Worker is background work run for the life of the instance.
+type Worker struct {
+	Name string
+	Run  func(ctx context.Context)
+}
+
+// Options change how an App is built (tests pass a fake clock).
+type Options struct {
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// New opens and migrates the database and wires every service.
+func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
+	if opt.Clock == nil {
+		opt.Clock = clock.Real{}
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}
+	a.Merchants = merchants.New(db, a.Clock)
+	a.Wallets = wallets.New(db, a.Clock)
+	a.Idem = idem.New(db, a.Clock)
+
+	var limiter rest.Limiter
+	if cfg.RateLimit > 0 {
+		limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
+	}
+	api := rest.New(rest.Deps{
+		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
+		Ops: &rest.Ops{Wallets: a.Wallets},
+	})
+	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets}, limiter)
+	a.handler = a.routes(api, gql)
+	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
+	return a, nil
+}
+
+// Handler is the whole HTTP surface.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// RunWorkers starts the background workers; they stop when ctx ends, and
+// the returned wait blocks until all have.
+func (a *App) RunWorkers(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, w := range a.workers {
+		wg.Add(1)
+		go func(w Worker) {
+			defer wg.Done()
+			a.Log.Debug("worker started", "worker", w.Name)
+			w.Run(ctx)
+			a.Log.Debug("worker stopped", "worker", w.Name)
+		}(w)
+	}
+	return wg.Wait
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.DB.Close() }
+
+func (a *App) purgeIdempotency(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := a.Idem.Purge(ctx); err != nil {
+				a.Log.Warn("idempotency purge failed", "err", err)
+			} else if n > 0 {
+				a.Log.Info("purged expired idempotency records", "count", n)
+			}
+		}
+	}
+}

@@ -1,0 +1,453 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"merchantpay/graph"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/idem"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/obs"
+	"merchantpay/internal/tenant"
+	"merchantpay/rest"
+)
+
+// GraphQL limits (CONTRACT 9).
+const (
+	maxDepth      = 12
+	maxComplexity = 2000
+)
+
+type gqlHandler struct {
+	app     *App
+	srv     *handler.Server
+	limiter rest.Limiter
+}
+
+func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Svc: svc}})
+	srv := handler.New(schema)
+	h := &gqlHandler{app: a, srv: srv, limiter: limiter}
+	srv.AddTransport(transport.Websocket{
+		Implementation:        gorillaWS{upgrader: websocket.Upgrader{CheckOrigin: originChecker(a.Config.AllowedOrigins)}},
+		InitFunc:              h.wsInit,
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: 15 * time.Second,
+	})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.FixedComplexityLimit(maxComplexity))
+	srv.Use(depthLimit{max: maxDepth})
+	srv.SetErrorPresenter(presentError)
+	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+		obs.Log(ctx).Error("panic in resolver", "panic", p)
+		return apperr.New(apperr.Internal, "internal error")
+	})
+	return h
+}
+
+// wsInit authenticates a WebSocket connection by its connection_init payload
+// unless the upgrade request's headers already did.
+func (h *gqlHandler) wsInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	if _, ok := merchants.PrincipalFrom(ctx); ok {
+		return ctx, nil, nil
+	}
+	hdr := http.Header{}
+	for k, v := range payload {
+		if s, ok := v.(string); ok {
+			hdr.Set(k, s)
+		}
+	}
+	p, err := rest.Authenticate(ctx, h.app.Merchants, hdr)
+	if err == nil && p.Kind != merchants.Secret {
+		err = apperr.New(apperr.Forbidden, "subscriptions need a secret key")
+	}
+	if err != nil {
+		ctx = transport.WithWebsocketCloseCode(ctx, 4403)
+		return transport.AppendCloseReason(ctx, "Forbidden: "+apperr.As(err).Message), nil, err
+	}
+	return withPrincipal(ctx, p), nil, nil
+}
+
+func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {
+	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
+	return obs.WithLogger(ctx, obs.Log(ctx).With("merchant", p.MerchantID, "mode", p.Mode))
+}
+
+func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if websocket.IsWebSocketUpgrade(r) {
+		if rest.KeyFrom(r.Header) != "" {
+			p, err := h.authorize(r)
+			if err != nil {
+				gqlFail(w, r, err)
+				return
+			}
+			r = r.WithContext(withPrincipal(ctx, p))
+		}
+		h.srv.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests (and WebSocket upgrades for subscriptions)"))
+		return
+	}
+	p, err := h.authorize(r)
+	if err != nil {
+		gqlFail(w, r, err)
+		return
+	}
+	body, err := rest.ReadBody(w, r)
+	if err != nil {
+		gqlFail(w, r, err)
+		return
+	}
+	ctx = withPrincipal(ctx, p)
+	key, mutation, err := inspect(body, r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		gqlFail(w, r, err)
+		return
+	}
+	if !mutation {
+		h.srv.ServeHTTP(w, requestWith(r, ctx, body))
+		return
+	}
+	// A mutation runs in one database transaction with its idempotency
+	// record, exactly as a REST POST does.
+	resp, replayed, err := h.app.Idem.Do(ctx, idem.Request{
+		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
+	}, func(ctx context.Context) (idem.Response, bool) {
+		out := &outcome{}
+		rec := newBuffer()
+		h.srv.ServeHTTP(rec, requestWith(r, context.WithValue(ctx, outcomeKey{}, out), body))
+		status := rec.status
+		if s := out.worst(); s > status {
+			status = s
+		}
+		ok := rec.status == http.StatusOK && !out.failed()
+		return idem.Response{Status: status, Body: rec.buf.Bytes(), ContentType: rec.Header().Get("Content-Type")}, ok
+	})
+	if err != nil {
+		gqlFail(w, r, err)
+		return
+	}
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	// GraphQL answers 200 with errors in the body; the status stored above
+	// only decides what is replayed.
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp.Body)
+}
+
+func (h *gqlHandler) authorize(r *http.Request) (merchants.Principal, error) {
+	p, err := rest.Authenticate(r.Context(), h.app.Merchants, r.Header)
+	if err != nil {
+		return p, err
+	}
+	if p.Kind != merchants.Secret {
+		return p, apperr.New(apperr.Forbidden, "GraphQL needs a secret key (SECK_...)")
+	}
+	if h.limiter != nil {
+		if ok, retry := h.limiter.Allow(p.KeyPrefix + p.MerchantID + p.Mode + p.Kind); !ok {
+			return p, &retryError{apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry), retry}
+		}
+	}
+	return p, nil
+}
+
+type retryError struct {
+	err   *apperr.Error
+	after int
+}
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+func requestWith(r *http.Request, ctx context.Context, body []byte) *http.Request {
+	r2 := r.WithContext(ctx)
+	r2.Body = ioNopCloser{bytes.NewReader(body)}
+	r2.ContentLength = int64(len(body))
+	r2.Header.Set("Content-Type", "application/json")
+	return r2
+}
+
+type ioNopCloser struct{ *bytes.Reader }
+
+func (ioNopCloser) Close() error { return nil }
+
+// inspect finds whether the request is a mutation and its idempotency key
+// (the header, else the mutation's input.idempotencyKey).
+func inspect(body []byte, header string) (key string, mutation bool, err error) {
+	var req struct {
+		Query         string         `json:"query"`
+		OperationName string         `json:"operationName"`
+		Variables     map[string]any `json:"variables"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Query == "" {
+		return "", false, nil // gqlgen answers malformed requests itself
+	}
+	doc, perr := parser.ParseQuery(&ast.Source{Input: req.Query})
+	if perr != nil {
+		return "", false, nil
+	}
+	var op *ast.OperationDefinition
+	for _, o := range doc.Operations {
+		if req.OperationName == "" || o.Name == req.OperationName {
+			op = o
+			if req.OperationName != "" {
+				break
+			}
+		}
+	}
+	if op == nil || op.Operation != ast.Mutation {
+		return "", false, nil
+	}
+	key = header
+	fields := 0
+	for _, sel := range op.SelectionSet {
+		f, ok := sel.(*ast.Field)
+		if !ok {
+			continue
+		}
+		fields++
+		if key == "" {
+			key = inputKey(f, req.Variables)
+		}
+	}
+	if key != "" && fields > 1 {
+		return "", true, apperr.New(apperr.Validation, "an idempotent request holds exactly one mutation")
+	}
+	return key, true, nil
+}
+
+func inputKey(f *ast.Field, vars map[string]any) string {
+	arg := f.Arguments.ForName("input")
+	if arg == nil || arg.Value == nil {
+		return ""
+	}
+	v := arg.Value
+	if v.Kind == ast.Variable {
+		m, _ := vars[v.Raw].(map[string]any)
+		s, _ := m["idempotencyKey"].(string)
+		return s
+	}
+	for _, child := range v.Children {
+		if child.Name != "idempotencyKey" || child.Value == nil {
+			continue
+		}
+		if child.Value.Kind == ast.Variable {
+			s, _ := vars[child.Value.Raw].(string)
+			return s
+		}
+		if child.Value.Kind == ast.StringValue || child.Value.Kind == ast.BlockValue {
+			return child.Value.Raw
+		}
+	}
+	return ""
+}
+
+// outcome records the errors of one GraphQL execution, so a mutation with
+// errors rolls back.
+type outcome struct {
+	mu     sync.Mutex
+	status int
+}
+
+type outcomeKey struct{}
+
+func (o *outcome) add(status int) {
+	o.mu.Lock()
+	if status > o.status {
+		o.status = status
+	}
+	o.mu.Unlock()
+}
+
+func (o *outcome) worst() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.status
+}
+
+func (o *outcome) failed() bool { return o.worst() > 0 }
+
+// presentError maps error kinds to extensions.code (CONTRACT 2), naming bad
+// fields, and never leaks internals.
+func presentError(ctx context.Context, err error) *gqlerror.Error {
+	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	var ae *apperr.Error
+	var kind apperr.Kind
+	switch {
+	case errors.As(err, &ae):
+		kind = ae.Kind
+		gerr.Message = ae.Message
+		if len(ae.Fields) > 0 {
+			setExt(gerr, "errors", ae.Fields)
+		}
+	case isGraphQLUserError(err, gerr):
+		kind = apperr.Validation
+		if code, _ := gerr.Extensions["code"].(string); code == "GRAPHQL_PARSE_FAILED" {
+			kind = apperr.BadRequest
+		}
+	default:
+		kind = apperr.Internal
+		obs.Log(ctx).Error("graphql resolver failed", "err", err, "path", gerr.Path.String())
+	}
+	if kind == apperr.Internal {
+		gerr.Message = "internal error; quote request id " + obs.RequestID(ctx) + " to support"
+	}
+	setExt(gerr, "code", string(kind))
+	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
+		out.add(kind.Status())
+	}
+	return gerr
+}
+
+// isGraphQLUserError tells gqlgen's own errors (parsing, validation, input
+// coercion) from failures inside resolvers.
+func isGraphQLUserError(err error, gerr *gqlerror.Error) bool {
+	if code, _ := gerr.Extensions["code"].(string); code != "" {
+		return true
+	}
+	var ge *gqlerror.Error
+	if errors.As(err, &ge) && ge.Err == nil {
+		return true
+	}
+	return false
+}
+
+func setExt(e *gqlerror.Error, k string, v any) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions[k] = v
+}
+
+// gqlFail answers a request refused before execution in GraphQL's error
+// shape, with the HTTP status of its kind.
+func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
+	e := apperr.As(err)
+	var re *retryError
+	if errors.As(err, &re) {
+		w.Header().Set("Retry-After", strconv.Itoa(re.after))
+		e = re.err
+	}
+	msg := e.Message
+	if e.Kind == apperr.Internal {
+		obs.Log(r.Context()).Error("graphql request failed", "err", err)
+		msg = "internal error; quote request id " + obs.RequestID(r.Context()) + " to support"
+	}
+	ext := map[string]any{"code": e.Kind}
+	if len(e.Fields) > 0 {
+		ext["errors"] = e.Fields
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Kind.Status())
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []map[string]any{{"message": msg, "extensions": ext}},
+		"data":   nil,
+	})
+}
+
+func originChecker(allowed []string) func(r *http.Request) bool {
+	return func(r *http.Request) bool {
+		if len(allowed) == 0 {
+			return true
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			return true // not a browser
+		}
+		for _, a := range allowed {
+			if a == "*" || strings.EqualFold(a, origin) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// depthLimit refuses operations nested deeper than max.
+type depthLimit struct{ max int }
+
+func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
+func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	if depth(oc.Operation.SelectionSet, 0) > d.max {
+		return gqlerror.Errorf("the operation is nested more than %d levels deep", d.max)
+	}
+	return nil
+}
+
+func depth(set ast.SelectionSet, level int) int {
+	if level > 64 {
+		return level
+	}
+	best := level
+	for _, sel := range set {
+		var n int
+		switch s := sel.(type) {
+		case *ast.Field:
+			n = depth(s.SelectionSet, level+1)
+		case *ast.InlineFragment:
+			n = depth(s.SelectionSet, level)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				n = depth(s.Definition.SelectionSet, level)
+			}
+		}
+		if n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+// buffer captures gqlgen's answer so it can be stored for replay.
+type buffer struct {
+	header http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func newBuffer() *buffer { return &buffer{header: http.Header{}} }
+
+func (b *buffer) Header() http.Header { return b.header }
+func (b *buffer) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.buf.Write(p)
+}
+func (b *buffer) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
