@@ -1,0 +1,106 @@
+// Package testdb gives each test a fresh database: SQLite always, and
+// PostgreSQL too when TEST_DATABASE_URL is set (REQUIRE_POSTGRES=1 makes a
+// missing PostgreSQL a failure instead of a skip).
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"merchantpay/internal/store"
+)
+
+// Kinds of database.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// Each runs fn as a subtest once per available database, with a fresh,
+// empty (not migrated) database URL.
+func Each(t *testing.T, fn func(t *testing.T, dbURL string)) {
+	t.Helper()
+	t.Run(SQLite, func(t *testing.T) { fn(t, SQLiteURL(t)) })
+	t.Run(Postgres, func(t *testing.T) {
+		u := PostgresURL(t)
+		fn(t, u)
+	})
+}
+
+// SQLiteURL is a fresh SQLite database in the test's temporary directory.
+func SQLiteURL(t testing.TB) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+}
+
+var counter atomic.Int64
+
+// PostgresURL creates a fresh PostgreSQL database, dropped after the test.
+// It skips (or fails under REQUIRE_POSTGRES=1) when none is configured.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("REQUIRE_POSTGRES") == "1" {
+			t.Fatal("REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set")
+		}
+		t.Skip("postgres: TEST_DATABASE_URL not set")
+	}
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		if os.Getenv("REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("postgres at TEST_DATABASE_URL does not answer: %v", err)
+		}
+		t.Skipf("postgres does not answer: %v", err)
+	}
+	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, counter.Add(1))
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("postgres: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("postgres", base)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = a.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres: TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Open opens and migrates a database at dbURL, closed after the test.
+func Open(t testing.TB, dbURL string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("open %s: %v", strings.SplitN(dbURL, ":", 2)[0], err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}

@@ -1,0 +1,284 @@
+// Package servertest starts the real service over HTTP for end-to-end tests:
+// a fresh database (SQLite, and PostgreSQL when configured), a fake clock,
+// the workers, and helpers that talk to it as merchants' code does.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"merchantpay/internal/clock"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/testdb"
+	"merchantpay/rest"
+	"merchantpay/server"
+)
+
+// Env is one running service.
+type Env struct {
+	T     testing.TB
+	App   *server.App
+	Srv   *httptest.Server
+	URL   string
+	Clock *clock.Fake
+	DBURL string
+	// Kind is testdb.SQLite or testdb.Postgres.
+	Kind string
+}
+
+// Option changes the environment variables of the service under test.
+type Option func(env map[string]string)
+
+// With sets one environment variable.
+func With(name, value string) Option { return func(m map[string]string) { m[name] = value } }
+
+// Each runs fn once per available database with a fresh service.
+func Each(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) {
+	t.Helper()
+	testdb.Each(t, func(t *testing.T, dbURL string) {
+		fn(t, New(t, dbURL, opts...))
+	})
+}
+
+// New starts the service on dbURL.
+func New(t testing.TB, dbURL string, opts ...Option) *Env {
+	t.Helper()
+	e := &Env{T: t, DBURL: dbURL, Clock: clock.NewFake(time.Now()), Kind: testdb.SQLite}
+	if strings.HasPrefix(dbURL, "postgres") {
+		e.Kind = testdb.Postgres
+	}
+	// The handler is set once the app exists; the listener comes first so the
+	// service knows its public URL.
+	var h http.Handler = http.NotFoundHandler()
+	e.Srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(e.Srv.Close)
+	e.URL = e.Srv.URL
+	vars := map[string]string{
+		"DATABASE_URL":          dbURL,
+		"PUBLIC_BASE_URL":       e.URL,
+		"RATE_LIMIT":            "0",
+		"WEBHOOK_ALLOW_PRIVATE": "true",
+		"SANDBOX_PAYOUT_DELAY":  "3s",
+	}
+	for _, o := range opts {
+		o(vars)
+	}
+	cfg, err := server.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	level := slog.LevelError
+	if os.Getenv("TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log})
+	if err != nil {
+		t.Fatalf("start service: %v", err)
+	}
+	e.App = app
+	h = app.Handler()
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := app.RunWorkers(ctx)
+	t.Cleanup(func() {
+		cancel()
+		wait()
+		app.Close()
+	})
+	return e
+}
+
+// Merchant is a merchant with its four keys.
+type Merchant struct {
+	ID         string
+	TestSecret string
+	TestPublic string
+	LiveSecret string
+	LivePublic string
+}
+
+// Merchant creates a merchant through the same operation as the CLI.
+func (e *Env) Merchant(name string) Merchant {
+	e.T.Helper()
+	c, err := e.App.Merchants.Create(context.Background(), name, strings.ToLower(strings.ReplaceAll(name, " ", "."))+"@example.com")
+	if err != nil {
+		e.T.Fatalf("create merchant: %v", err)
+	}
+	return Merchant{ID: c.MerchantID, TestSecret: c.TestSecretKey, TestPublic: c.TestPublicKey,
+		LiveSecret: c.LiveSecretKey, LivePublic: c.LivePublicKey}
+}
+
+// Resp is an HTTP answer.
+type Resp struct {
+	T      testing.TB
+	Status int
+	Header http.Header
+	Body   []byte
+	// JSON is the decoded body (numbers as json.Number), nil when not JSON.
+	JSON map[string]any
+}
+
+// REST calls a path under /v1/merchant/public. body may be nil, a string
+// (sent as is), []byte, or a value encoded as JSON. headers are name, value
+// pairs.
+func (e *Env) REST(method, path, key string, body any, headers ...string) *Resp {
+	e.T.Helper()
+	return e.Do(method, rest.Prefix+path, key, body, headers...)
+}
+
+// Do calls any path of the service.
+func (e *Env) Do(method, path, key string, body any, headers ...string) *Resp {
+	e.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatalf("encode body: %v", err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		e.T.Fatalf("request: %v", err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-API-KEY", key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.T.Fatalf("read body: %v", err)
+	}
+	r := &Resp{T: e.T, Status: res.StatusCode, Header: res.Header, Body: raw}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) == nil {
+		r.JSON = m
+	}
+	return r
+}
+
+// GQL posts a GraphQL operation.
+func (e *Env) GQL(key, query string, vars map[string]any, headers ...string) *Resp {
+	e.T.Helper()
+	body := map[string]any{"query": query}
+	if vars != nil {
+		body["variables"] = vars
+	}
+	return e.Do(http.MethodPost, "/graphql", key, body, headers...)
+}
+
+// Expect fails the test unless the status is want.
+func (r *Resp) Expect(want int) *Resp {
+	r.T.Helper()
+	if r.Status != want {
+		r.T.Fatalf("status %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Data is the envelope's data object (nil when not an object).
+func (r *Resp) Data() map[string]any {
+	d, _ := r.JSON["data"].(map[string]any)
+	return d
+}
+
+// List is the envelope's data array.
+func (r *Resp) List() []any {
+	d, _ := r.JSON["data"].([]any)
+	return d
+}
+
+// Code is the envelope's error code (or the first GraphQL error's
+// extensions.code).
+func (r *Resp) Code() string {
+	if c, ok := r.JSON["code"].(string); ok {
+		return c
+	}
+	if errs, ok := r.JSON["errors"].([]any); ok && len(errs) > 0 {
+		if e, ok := errs[0].(map[string]any); ok {
+			if ext, ok := e["extensions"].(map[string]any); ok {
+				c, _ := ext["code"].(string)
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// Fields lists the field names of an error envelope's errors.
+func (r *Resp) Fields() []string {
+	var out []string
+	errs, _ := r.JSON["errors"].([]any)
+	for _, x := range errs {
+		if m, ok := x.(map[string]any); ok {
+			if f, ok := m["field"].(string); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// GQLData is a GraphQL answer's data object; it fails on errors.
+func (r *Resp) GQLData() map[string]any {
+	r.T.Helper()
+	if errs, ok := r.JSON["errors"]; ok {
+		r.T.Fatalf("graphql errors: %v; body: %s", errs, r.Body)
+	}
+	d, _ := r.JSON["data"].(map[string]any)
+	return d
+}
+
+// Principal is what a key authenticates as (for tests that call operations directly).
+func (e *Env) Principal(key string) merchants.Principal {
+	e.T.Helper()
+	p, err := e.App.Merchants.Authenticate(context.Background(), key)
+	if err != nil {
+		e.T.Fatalf("authenticate: %v", err)
+	}
+	return p
+}
+
+// Eventually polls cond until it holds or the deadline passes (no sleeps to
+// wait for background work).
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
