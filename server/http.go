@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"runtime/debug"
@@ -70,6 +73,16 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	n, err := s.ResponseWriter.Write(b)
 	s.bytes += n
 	return n, err
+}
+
+// Hijack hands the connection to the WebSocket upgrade.
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := s.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("server: connection cannot be hijacked")
+	}
+	s.status = http.StatusSwitchingProtocols
+	return h.Hijack()
 }
 
 // Unwrap lets http.ResponseController and the WebSocket upgrade reach the
