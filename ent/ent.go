@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
@@ -18,6 +19,9 @@ import (
 	"merchantpay/ent/quote"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
+	"merchantpay/ent/webhookattempt"
+	"merchantpay/ent/webhookdelivery"
+	"merchantpay/ent/webhookendpoint"
 	"reflect"
 	"sync"
 
@@ -85,6 +89,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:            apikey.ValidColumn,
+			emailnotification.Table: emailnotification.ValidColumn,
 			event.Table:             event.ValidColumn,
 			fiataccount.Table:       fiataccount.ValidColumn,
 			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
@@ -96,6 +101,9 @@ func checkColumn(t, c string) error {
 			quote.Table:             quote.ValidColumn,
 			transaction.Table:       transaction.ValidColumn,
 			wallet.Table:            wallet.ValidColumn,
+			webhookattempt.Table:    webhookattempt.ValidColumn,
+			webhookdelivery.Table:   webhookdelivery.ValidColumn,
+			webhookendpoint.Table:   webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

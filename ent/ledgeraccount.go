@@ -23,7 +23,7 @@ type LedgerAccount struct {
 	Mode string `json:"mode,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
-	// main, clearing, fees, fx, payouts
+	// main, or a system kind: rails_clearing, payouts_in_flight, fees, fx, sandbox_funding
 	Kind string `json:"kind,omitempty"`
 	// false for the service's own accounts, whose balance is the sum of their entries (no hot row)
 	TracksBalance bool `json:"tracks_balance,omitempty"`

@@ -19,6 +19,8 @@ type LedgerEntry struct {
 	ID int64 `json:"id,omitempty"`
 	// PostingID holds the value of the "posting_id" field.
 	PostingID string `json:"posting_id,omitempty"`
+	// position of the entry in its posting; (posting_id, seq) is unique, so a posting id can be used once
+	Seq int `json:"seq,omitempty"`
 	// AccountID holds the value of the "account_id" field.
 	AccountID string `json:"account_id,omitempty"`
 	// Currency holds the value of the "currency" field.
@@ -41,7 +43,7 @@ func (*LedgerEntry) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case ledgerentry.FieldID, ledgerentry.FieldAmount:
+		case ledgerentry.FieldID, ledgerentry.FieldSeq, ledgerentry.FieldAmount:
 			values[i] = new(sql.NullInt64)
 		case ledgerentry.FieldPostingID, ledgerentry.FieldAccountID, ledgerentry.FieldCurrency, ledgerentry.FieldBucket, ledgerentry.FieldTransactionRef, ledgerentry.FieldMemo:
 			values[i] = new(sql.NullString)
@@ -73,6 +75,12 @@ func (_m *LedgerEntry) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field posting_id", values[i])
 			} else if value.Valid {
 				_m.PostingID = value.String
+			}
+		case ledgerentry.FieldSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field seq", values[i])
+			} else if value.Valid {
+				_m.Seq = int(value.Int64)
 			}
 		case ledgerentry.FieldAccountID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -154,6 +162,9 @@ func (_m *LedgerEntry) String() string {
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
 	builder.WriteString("posting_id=")
 	builder.WriteString(_m.PostingID)
+	builder.WriteString(", ")
+	builder.WriteString("seq=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Seq))
 	builder.WriteString(", ")
 	builder.WriteString("account_id=")
 	builder.WriteString(_m.AccountID)

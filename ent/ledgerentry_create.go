@@ -28,6 +28,12 @@ func (_c *LedgerEntryCreate) SetPostingID(v string) *LedgerEntryCreate {
 	return _c
 }
 
+// SetSeq sets the "seq" field.
+func (_c *LedgerEntryCreate) SetSeq(v int) *LedgerEntryCreate {
+	_c.mutation.SetSeq(v)
+	return _c
+}
+
 // SetAccountID sets the "account_id" field.
 func (_c *LedgerEntryCreate) SetAccountID(v string) *LedgerEntryCreate {
 	_c.mutation.SetAccountID(v)
@@ -129,6 +135,9 @@ func (_c *LedgerEntryCreate) check() error {
 	if _, ok := _c.mutation.PostingID(); !ok {
 		return &ValidationError{Name: "posting_id", err: errors.New(`ent: missing required field "LedgerEntry.posting_id"`)}
 	}
+	if _, ok := _c.mutation.Seq(); !ok {
+		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "LedgerEntry.seq"`)}
+	}
 	if _, ok := _c.mutation.AccountID(); !ok {
 		return &ValidationError{Name: "account_id", err: errors.New(`ent: missing required field "LedgerEntry.account_id"`)}
 	}
@@ -180,6 +189,10 @@ func (_c *LedgerEntryCreate) createSpec() (*LedgerEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PostingID(); ok {
 		_spec.SetField(ledgerentry.FieldPostingID, field.TypeString, value)
 		_node.PostingID = value
+	}
+	if value, ok := _c.mutation.Seq(); ok {
+		_spec.SetField(ledgerentry.FieldSeq, field.TypeInt, value)
+		_node.Seq = value
 	}
 	if value, ok := _c.mutation.AccountID(); ok {
 		_spec.SetField(ledgerentry.FieldAccountID, field.TypeString, value)
@@ -280,6 +293,9 @@ func (u *LedgerEntryUpsertOne) UpdateNewValues() *LedgerEntryUpsertOne {
 		}
 		if _, exists := u.create.mutation.PostingID(); exists {
 			s.SetIgnore(ledgerentry.FieldPostingID)
+		}
+		if _, exists := u.create.mutation.Seq(); exists {
+			s.SetIgnore(ledgerentry.FieldSeq)
 		}
 		if _, exists := u.create.mutation.AccountID(); exists {
 			s.SetIgnore(ledgerentry.FieldAccountID)
@@ -516,6 +532,9 @@ func (u *LedgerEntryUpsertBulk) UpdateNewValues() *LedgerEntryUpsertBulk {
 			}
 			if _, exists := b.mutation.PostingID(); exists {
 				s.SetIgnore(ledgerentry.FieldPostingID)
+			}
+			if _, exists := b.mutation.Seq(); exists {
+				s.SetIgnore(ledgerentry.FieldSeq)
 			}
 			if _, exists := b.mutation.AccountID(); exists {
 				s.SetIgnore(ledgerentry.FieldAccountID)

@@ -33,6 +33,8 @@ type Pair struct {
 	Fees map[string]schematype.FeeRule `json:"fees,omitempty"`
 	// DefaultEnabled holds the value of the "default_enabled" field.
 	DefaultEnabled bool `json:"default_enabled,omitempty"`
+	// hash of the config file entry last applied; a changed entry is applied again at start-up
+	ConfigHash string `json:"config_hash,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt    time.Time `json:"updated_at,omitempty"`
 	selectValues sql.SelectValues
@@ -49,7 +51,7 @@ func (*Pair) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case pair.FieldDefaultEnabled:
 			values[i] = new(sql.NullBool)
-		case pair.FieldID, pair.FieldAsset, pair.FieldFiat:
+		case pair.FieldID, pair.FieldAsset, pair.FieldFiat, pair.FieldConfigHash:
 			values[i] = new(sql.NullString)
 		case pair.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -112,6 +114,12 @@ func (_m *Pair) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DefaultEnabled = value.Bool
 			}
+		case pair.FieldConfigHash:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field config_hash", values[i])
+			} else if value.Valid {
+				_m.ConfigHash = value.String
+			}
 		case pair.FieldUpdatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
@@ -171,6 +179,9 @@ func (_m *Pair) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("default_enabled=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DefaultEnabled))
+	builder.WriteString(", ")
+	builder.WriteString("config_hash=")
+	builder.WriteString(_m.ConfigHash)
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))

@@ -69,6 +69,20 @@ func (_c *PairCreate) SetNillableDefaultEnabled(v *bool) *PairCreate {
 	return _c
 }
 
+// SetConfigHash sets the "config_hash" field.
+func (_c *PairCreate) SetConfigHash(v string) *PairCreate {
+	_c.mutation.SetConfigHash(v)
+	return _c
+}
+
+// SetNillableConfigHash sets the "config_hash" field if the given value is not nil.
+func (_c *PairCreate) SetNillableConfigHash(v *string) *PairCreate {
+	if v != nil {
+		_c.SetConfigHash(*v)
+	}
+	return _c
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_c *PairCreate) SetUpdatedAt(v time.Time) *PairCreate {
 	_c.mutation.SetUpdatedAt(v)
@@ -120,6 +134,10 @@ func (_c *PairCreate) defaults() {
 		v := pair.DefaultDefaultEnabled
 		_c.mutation.SetDefaultEnabled(v)
 	}
+	if _, ok := _c.mutation.ConfigHash(); !ok {
+		v := pair.DefaultConfigHash
+		_c.mutation.SetConfigHash(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -141,6 +159,9 @@ func (_c *PairCreate) check() error {
 	}
 	if _, ok := _c.mutation.DefaultEnabled(); !ok {
 		return &ValidationError{Name: "default_enabled", err: errors.New(`ent: missing required field "Pair.default_enabled"`)}
+	}
+	if _, ok := _c.mutation.ConfigHash(); !ok {
+		return &ValidationError{Name: "config_hash", err: errors.New(`ent: missing required field "Pair.config_hash"`)}
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "Pair.updated_at"`)}
@@ -209,6 +230,10 @@ func (_c *PairCreate) createSpec() (*Pair, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DefaultEnabled(); ok {
 		_spec.SetField(pair.FieldDefaultEnabled, field.TypeBool, value)
 		_node.DefaultEnabled = value
+	}
+	if value, ok := _c.mutation.ConfigHash(); ok {
+		_spec.SetField(pair.FieldConfigHash, field.TypeString, value)
+		_node.ConfigHash = value
 	}
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(pair.FieldUpdatedAt, field.TypeTime, value)
@@ -311,6 +336,18 @@ func (u *PairUpsert) SetDefaultEnabled(v bool) *PairUpsert {
 // UpdateDefaultEnabled sets the "default_enabled" field to the value that was provided on create.
 func (u *PairUpsert) UpdateDefaultEnabled() *PairUpsert {
 	u.SetExcluded(pair.FieldDefaultEnabled)
+	return u
+}
+
+// SetConfigHash sets the "config_hash" field.
+func (u *PairUpsert) SetConfigHash(v string) *PairUpsert {
+	u.Set(pair.FieldConfigHash, v)
+	return u
+}
+
+// UpdateConfigHash sets the "config_hash" field to the value that was provided on create.
+func (u *PairUpsert) UpdateConfigHash() *PairUpsert {
+	u.SetExcluded(pair.FieldConfigHash)
 	return u
 }
 
@@ -433,6 +470,20 @@ func (u *PairUpsertOne) SetDefaultEnabled(v bool) *PairUpsertOne {
 func (u *PairUpsertOne) UpdateDefaultEnabled() *PairUpsertOne {
 	return u.Update(func(s *PairUpsert) {
 		s.UpdateDefaultEnabled()
+	})
+}
+
+// SetConfigHash sets the "config_hash" field.
+func (u *PairUpsertOne) SetConfigHash(v string) *PairUpsertOne {
+	return u.Update(func(s *PairUpsert) {
+		s.SetConfigHash(v)
+	})
+}
+
+// UpdateConfigHash sets the "config_hash" field to the value that was provided on create.
+func (u *PairUpsertOne) UpdateConfigHash() *PairUpsertOne {
+	return u.Update(func(s *PairUpsert) {
+		s.UpdateConfigHash()
 	})
 }
 
@@ -724,6 +775,20 @@ func (u *PairUpsertBulk) SetDefaultEnabled(v bool) *PairUpsertBulk {
 func (u *PairUpsertBulk) UpdateDefaultEnabled() *PairUpsertBulk {
 	return u.Update(func(s *PairUpsert) {
 		s.UpdateDefaultEnabled()
+	})
+}
+
+// SetConfigHash sets the "config_hash" field.
+func (u *PairUpsertBulk) SetConfigHash(v string) *PairUpsertBulk {
+	return u.Update(func(s *PairUpsert) {
+		s.SetConfigHash(v)
+	})
+}
+
+// UpdateConfigHash sets the "config_hash" field to the value that was provided on create.
+func (u *PairUpsertBulk) UpdateConfigHash() *PairUpsertBulk {
+	return u.Update(func(s *PairUpsert) {
+		s.UpdateConfigHash()
 	})
 }
 

@@ -79,6 +79,20 @@ func (_u *PairUpdate) SetNillableDefaultEnabled(v *bool) *PairUpdate {
 	return _u
 }
 
+// SetConfigHash sets the "config_hash" field.
+func (_u *PairUpdate) SetConfigHash(v string) *PairUpdate {
+	_u.mutation.SetConfigHash(v)
+	return _u
+}
+
+// SetNillableConfigHash sets the "config_hash" field if the given value is not nil.
+func (_u *PairUpdate) SetNillableConfigHash(v *string) *PairUpdate {
+	if v != nil {
+		_u.SetConfigHash(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *PairUpdate) SetUpdatedAt(v time.Time) *PairUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -152,6 +166,9 @@ func (_u *PairUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.DefaultEnabled(); ok {
 		_spec.SetField(pair.FieldDefaultEnabled, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.ConfigHash(); ok {
+		_spec.SetField(pair.FieldConfigHash, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(pair.FieldUpdatedAt, field.TypeTime, value)
 	}
@@ -221,6 +238,20 @@ func (_u *PairUpdateOne) SetDefaultEnabled(v bool) *PairUpdateOne {
 func (_u *PairUpdateOne) SetNillableDefaultEnabled(v *bool) *PairUpdateOne {
 	if v != nil {
 		_u.SetDefaultEnabled(*v)
+	}
+	return _u
+}
+
+// SetConfigHash sets the "config_hash" field.
+func (_u *PairUpdateOne) SetConfigHash(v string) *PairUpdateOne {
+	_u.mutation.SetConfigHash(v)
+	return _u
+}
+
+// SetNillableConfigHash sets the "config_hash" field if the given value is not nil.
+func (_u *PairUpdateOne) SetNillableConfigHash(v *string) *PairUpdateOne {
+	if v != nil {
+		_u.SetConfigHash(*v)
 	}
 	return _u
 }
@@ -327,6 +358,9 @@ func (_u *PairUpdateOne) sqlSave(ctx context.Context) (_node *Pair, err error) {
 	}
 	if value, ok := _u.mutation.DefaultEnabled(); ok {
 		_spec.SetField(pair.FieldDefaultEnabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ConfigHash(); ok {
+		_spec.SetField(pair.FieldConfigHash, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(pair.FieldUpdatedAt, field.TypeTime, value)

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// EmailNotification is the client for interacting with the EmailNotification builders.
+	EmailNotification *EmailNotificationClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// FiatAccount is the client for interacting with the FiatAccount builders.
@@ -38,6 +40,12 @@ type Tx struct {
 	Transaction *TransactionClient
 	// Wallet is the client for interacting with the Wallet builders.
 	Wallet *WalletClient
+	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
+	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 
 	// lazily loaded.
 	client     *Client
@@ -170,6 +178,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.EmailNotification = NewEmailNotificationClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.FiatAccount = NewFiatAccountClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
@@ -181,6 +190,9 @@ func (tx *Tx) init() {
 	tx.Quote = NewQuoteClient(tx.config)
 	tx.Transaction = NewTransactionClient(tx.config)
 	tx.Wallet = NewWalletClient(tx.config)
+	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

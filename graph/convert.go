@@ -2,11 +2,20 @@ package graph
 
 import (
 	"context"
+	"strings"
+
+	"github.com/shopspring/decimal"
 
 	"merchantpay/ent"
 	"merchantpay/graph/model"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/jsonx"
+	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/money"
+	"merchantpay/internal/page"
+	"merchantpay/internal/transactions"
+	"merchantpay/internal/txview"
 	"merchantpay/internal/wallets"
 )
 
@@ -49,4 +58,53 @@ func walletInput(in model.CreateWalletInput) wallets.CreateInput {
 			DocumentFileType: &d.DocumentFileType, DocumentNo: &d.DocumentNo}
 	}
 	return out
+}
+
+func transactionModel(t *ent.Transaction) *model.Transaction {
+	v := txview.View(t)
+	dec := func(n jsonx.Num) decimal.Decimal { return decimal.Decimal(n) }
+	decp := func(n *jsonx.Num) *decimal.Decimal {
+		if n == nil {
+			return nil
+		}
+		d := decimal.Decimal(*n)
+		return &d
+	}
+	return &model.Transaction{
+		Reference: t.Reference, MerchantReference: t.MerchantReference,
+		Type: model.TransactionType(t.Type), Purpose: t.Purpose,
+		Status:     model.TransactionStatus(strings.ToUpper(t.Status)),
+		FromAmount: dec(v.FromAmount), Amount: dec(v.Amount), AmountCharged: dec(v.AmountCharged),
+		AmountSettled: dec(v.AmountSettled), Currency: t.Currency, FromCurrency: t.FromCurrency,
+		ToAmount: decp(v.ToAmount), ToCurrency: t.ToCurrency, TrxRate: t.TrxRate, RateID: t.RateID,
+		From: t.FromParty, To: t.ToParty, Channel: t.Channel, Narration: t.Narration,
+		Beneficiary: t.Beneficiary, FeeBearer: t.FeeBearer, Fee: dec(v.Fee), Destination: t.Destination,
+		PaymentSlug: t.PaymentSlug, FromMerchant: t.FromMerchant, ToMerchant: t.ToMerchant,
+		SettledAt: t.SettledAt, SettlementTime: t.SettlementTime, SettlementDate: t.SettlementDate,
+		RejectReason: t.RejectReason, TraceID: t.TraceID, PaymentProof: t.PaymentProof,
+		WalletReference: t.WalletReference, AccountReference: t.AccountReference,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+}
+
+func transactionConnection(rows []*ent.Transaction, info page.Info) *model.TransactionConnection {
+	conn := &model.TransactionConnection{Edges: make([]*model.TransactionEdge, len(rows)),
+		PageInfo: &model.PageInfo{HasNextPage: info.HasMore, EndCursor: info.NextCursor, StartCursor: info.StartCursor}}
+	for i, t := range rows {
+		conn.Edges[i] = &model.TransactionEdge{Cursor: transactions.Cursor(t).Encode(), Node: transactionModel(t)}
+	}
+	return conn
+}
+
+func optionalString[T ~string](v *T) *string {
+	if v == nil {
+		return nil
+	}
+	s := string(*v)
+	return &s
+}
+
+func balanceModel(b ledger.Balance) *model.Balance {
+	return &model.Balance{Currency: string(b.Currency), Available: money.FromMinor(b.Available, b.Currency),
+		Pending: money.FromMinor(b.Pending, b.Currency), UpdatedAt: b.UpdatedAt}
 }

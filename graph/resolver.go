@@ -3,7 +3,9 @@
 package graph
 
 import (
+	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 )
 
@@ -11,8 +13,10 @@ import (
 
 // Services are the operations the resolvers call.
 type Services struct {
-	Merchants *merchants.Service
-	Wallets   *wallets.Service
+	Merchants    *merchants.Service
+	Wallets      *wallets.Service
+	Transactions *transactions.Service
+	Ledger       *ledger.Service
 }
 
 // Resolver is the root resolver.

@@ -9,8 +9,11 @@ import (
 	"context"
 	"merchantpay/graph/model"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/transactions"
+	"strings"
 )
 
 // CreateWallet is the resolver for the createWallet field.
@@ -20,6 +23,20 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 		return nil, err
 	}
 	return walletModel(w), nil
+}
+
+// FundBalance is the resolver for the fundBalance field.
+func (r *mutationResolver) FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error) {
+	var f apperr.Fields
+	ledger.ValidateFund(&input.Currency, &input.Amount, &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	b, err := r.Svc.Ledger.Fund(ctx, input.Currency, input.Amount)
+	if err != nil {
+		return nil, err
+	}
+	return balanceModel(b), nil
 }
 
 // Me is the resolver for the me field.
@@ -64,6 +81,53 @@ func (r *queryResolver) Wallets(ctx context.Context, first *int, after *string) 
 		conn.Edges[i] = &model.WalletEdge{Cursor: page.Cursor{Time: w.CreatedAt, ID: w.ID}.Encode(), Node: walletModel(w)}
 	}
 	return conn, nil
+}
+
+// Transaction is the resolver for the transaction field.
+func (r *queryResolver) Transaction(ctx context.Context, reference string) (*model.Transaction, error) {
+	t, err := r.Svc.Transactions.Get(ctx, reference)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return transactionModel(t), nil
+}
+
+// Transactions is the resolver for the transactions field.
+func (r *queryResolver) Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error) {
+	var f apperr.Fields
+	p := page.Parse(first, after, "first", "after", &f)
+	var tf transactions.Filter
+	if filter != nil {
+		tf.Type = optionalString(filter.Type)
+		if filter.Status != nil {
+			s := strings.ToLower(string(*filter.Status))
+			tf.Status = &s
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	rows, info, err := r.Svc.Transactions.List(ctx, tf, p)
+	if err != nil {
+		return nil, err
+	}
+	return transactionConnection(rows, info), nil
+}
+
+// Balances is the resolver for the balances field.
+func (r *queryResolver) Balances(ctx context.Context) ([]*model.Balance, error) {
+	bs, err := r.Svc.Ledger.Balances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Balance, len(bs))
+	for i, b := range bs {
+		out[i] = balanceModel(b)
+	}
+	return out, nil
 }
 
 // Mutation returns MutationResolver implementation.

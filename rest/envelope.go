@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/jsonx"
 )
 
 // Meta is the pagination block of list answers (CONTRACT 9).
@@ -76,31 +77,13 @@ func renderError(e *apperr.Error, requestID string) []byte {
 }
 
 // Num renders a decimal as a JSON number, exactly (never through float64).
-type Num decimal.Decimal
-
-// MarshalJSON writes the decimal's exact digits.
-func (n Num) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }
+type Num = jsonx.Num
 
 // NumPtr renders nil as null.
-func NumPtr(d *decimal.Decimal) *Num {
-	if d == nil {
-		return nil
-	}
-	n := Num(*d)
-	return &n
-}
+func NumPtr(d *decimal.Decimal) *Num { return jsonx.NumPtr(d) }
 
-// TimeLayout is the service's one timestamp shape: UTC, milliseconds.
-const TimeLayout = "2006-01-02T15:04:05.000Z"
-
-// Time renders t in TimeLayout.
-func Time(t time.Time) string { return t.UTC().Format(TimeLayout) }
+// Time renders t in UTC with milliseconds.
+func Time(t time.Time) string { return jsonx.Time(t) }
 
 // TimePtr renders nil as null.
-func TimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := Time(*t)
-	return &s
-}
+func TimePtr(t *time.Time) *string { return jsonx.TimePtr(t) }

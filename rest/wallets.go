@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"merchantpay/ent"
+	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/page"
 	"merchantpay/internal/wallets"
@@ -36,7 +37,7 @@ type walletJSON struct {
 
 type walletWithAccountsJSON struct {
 	walletJSON
-	Accounts []any `json:"accounts"`
+	Accounts []accountJSON `json:"accounts"`
 }
 
 func walletView(w *ent.Wallet) walletJSON {
@@ -98,14 +99,25 @@ func (o *Ops) createWallet(ctx context.Context, r *Request) (Result, error) {
 		return Result{}, err
 	}
 	in := decodeWallet(body)
-	if f.Len() > 0 {
-		return Result{}, mergeValidation(&f, func(g *apperr.Fields) { wallets.Validate(in, g) })
+	acc := decodeInlineAccount(body)
+	// The wallet's and the inline account's bad fields are reported together.
+	if err := mergeValidation(&f, func(g *apperr.Fields) {
+		wallets.Validate(in, g)
+		if acc != nil {
+			accounts.Validate(*acc, "account.", g)
+		}
+	}); err != nil {
+		return Result{}, err
 	}
-	w, err := o.Wallets.Create(ctx, in, nil)
+	w, a, err := o.Accounts.CreateWallet(ctx, in, acc)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Status: http.StatusCreated, Message: "Wallet created successfully", Data: walletView(w)}, nil
+	view := walletView(w)
+	if a != nil {
+		view.Account = accountView(a)
+	}
+	return Result{Status: http.StatusCreated, Message: "Wallet created successfully", Data: view}, nil
 }
 
 func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
@@ -113,7 +125,11 @@ func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Message: "Wallet retrieved successfully", Data: walletWithAccountsJSON{walletJSON: walletView(w), Accounts: []any{}}}, nil
+	accs, err := o.Accounts.ForWallet(ctx, w)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Message: "Wallet retrieved successfully", Data: walletWithAccountsJSON{walletJSON: walletView(w), Accounts: accountViews(accs)}}, nil
 }
 
 func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {

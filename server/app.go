@@ -8,11 +8,18 @@ import (
 	"time"
 
 	"merchantpay/graph"
+	"merchantpay/internal/accounts"
+	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
 	"merchantpay/internal/idem"
+	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
+	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
+	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 	"merchantpay/rest"
 )
@@ -27,6 +34,24 @@ type App struct {
 	Merchants *merchants.Service
 	Wallets   *wallets.Service
 	Idem      *idem.Store
+	// Ledger holds every balance; all money moves through its postings.
+	Ledger *ledger.Service
+	// Transactions reads deposits, withdrawals and swaps.
+	Transactions *transactions.Service
+	// Outbox records events in the same transaction as their state change.
+	Outbox *events.Outbox
+
+	// Banks is the bank directory, loaded once at start-up.
+	Banks *banks.Directory
+	// Rails are the bank rails (RAILS; the sandbox by default).
+	Rails rails.Rails
+	// Accounts issues fiat accounts and finds them for deposits.
+	Accounts *accounts.Service
+	// NameEnquiry resolves Nigerian bank accounts through the rails.
+	NameEnquiry *rails.NameEnquiry
+	// Rates serves indicative rates and quotes; swaps, withdrawals and
+	// deposits call its Consume.
+	Rates *rates.Service
 
 	handler http.Handler
 	workers []Worker
@@ -64,6 +89,27 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.Merchants = merchants.New(db, a.Clock)
 	a.Wallets = wallets.New(db, a.Clock)
 	a.Idem = idem.New(db, a.Clock)
+	a.Ledger = ledger.New(db, a.Clock)
+	if err := a.Ledger.Setup(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Transactions = transactions.New(db)
+	a.Outbox = events.New(db, a.Clock)
+	if a.Banks, err = banks.Load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if a.Rails, err = newRails(cfg, a.Banks, a.Clock); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
+	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
+	if a.Rates, err = newRates(ctx, a); err != nil {
+		db.Close()
+		return nil, err
+	}
 
 	var limiter rest.Limiter
 	if cfg.RateLimit > 0 {
@@ -71,9 +117,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
-		Ops: &rest.Ops{Wallets: a.Wallets},
+		Ops: &rest.Ops{Wallets: a.Wallets, Transactions: a.Transactions,
+			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger},
 	})
-	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets}, limiter)
+	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	return a, nil

@@ -41,6 +41,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "merchant" && len(args) > 1 {
 		return merchantCmd(ctx, cfg, log, args[1], args[2:], stdout, stderr)
 	}
+	if args[0] == "pairs" {
+		return pairsCmd(ctx, cfg, log, args[1:], stdout, stderr)
+	}
 	fmt.Fprintln(stderr, usage)
 	return 2
 }

@@ -30,6 +30,12 @@ type Config struct {
 	// AllowedOrigins for WebSocket upgrades; empty allows any origin (keys,
 	// not cookies, authenticate, so a cross-site page gains nothing).
 	AllowedOrigins []string
+	// PairsConfig is the path of the pairs file (PAIRS_CONFIG); empty means
+	// the embedded default.
+	PairsConfig string
+	// PriceSource is static or sandbox (PRICE_SOURCE; sandbox with the
+	// sandbox rails, else static).
+	PriceSource string
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
 }
@@ -97,6 +103,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad = append(bad, fmt.Sprintf("WEBHOOK_ALLOW_PRIVATE=%q is not true or false", v))
 		}
 		c.WebhookAllowPrivate = b
+	}
+	c.PairsConfig = getenv("PAIRS_CONFIG")
+	switch c.PriceSource = getenv("PRICE_SOURCE"); c.PriceSource {
+	case "":
+		c.PriceSource = "static"
+		if c.Rails == "sandbox" {
+			c.PriceSource = "sandbox"
+		}
+	case "static", "sandbox":
+	default:
+		bad = append(bad, fmt.Sprintf("PRICE_SOURCE=%q is not static or sandbox", c.PriceSource))
 	}
 	if c.Rails != "sandbox" {
 		bad = append(bad, fmt.Sprintf("RAILS=%q: only the sandbox rails are built in", c.Rails))

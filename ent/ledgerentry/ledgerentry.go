@@ -13,6 +13,8 @@ const (
 	FieldID = "id"
 	// FieldPostingID holds the string denoting the posting_id field in the database.
 	FieldPostingID = "posting_id"
+	// FieldSeq holds the string denoting the seq field in the database.
+	FieldSeq = "seq"
 	// FieldAccountID holds the string denoting the account_id field in the database.
 	FieldAccountID = "account_id"
 	// FieldCurrency holds the string denoting the currency field in the database.
@@ -35,6 +37,7 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldPostingID,
+	FieldSeq,
 	FieldAccountID,
 	FieldCurrency,
 	FieldBucket,
@@ -65,6 +68,11 @@ func ByID(opts ...sql.OrderTermOption) OrderOption {
 // ByPostingID orders the results by the posting_id field.
 func ByPostingID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPostingID, opts...).ToFunc()
+}
+
+// BySeq orders the results by the seq field.
+func BySeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSeq, opts...).ToFunc()
 }
 
 // ByAccountID orders the results by the account_id field.

@@ -59,6 +59,11 @@ func PostingID(v string) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldPostingID, v))
 }
 
+// Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
+func Seq(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldSeq, v))
+}
+
 // AccountID applies equality check predicate on the "account_id" field. It's identical to AccountIDEQ.
 func AccountID(v string) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldAccountID, v))
@@ -157,6 +162,46 @@ func PostingIDEqualFold(v string) predicate.LedgerEntry {
 // PostingIDContainsFold applies the ContainsFold predicate on the "posting_id" field.
 func PostingIDContainsFold(v string) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldContainsFold(FieldPostingID, v))
+}
+
+// SeqEQ applies the EQ predicate on the "seq" field.
+func SeqEQ(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldSeq, v))
+}
+
+// SeqNEQ applies the NEQ predicate on the "seq" field.
+func SeqNEQ(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNEQ(FieldSeq, v))
+}
+
+// SeqIn applies the In predicate on the "seq" field.
+func SeqIn(vs ...int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIn(FieldSeq, vs...))
+}
+
+// SeqNotIn applies the NotIn predicate on the "seq" field.
+func SeqNotIn(vs ...int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotIn(FieldSeq, vs...))
+}
+
+// SeqGT applies the GT predicate on the "seq" field.
+func SeqGT(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGT(FieldSeq, v))
+}
+
+// SeqGTE applies the GTE predicate on the "seq" field.
+func SeqGTE(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGTE(FieldSeq, v))
+}
+
+// SeqLT applies the LT predicate on the "seq" field.
+func SeqLT(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLT(FieldSeq, v))
+}
+
+// SeqLTE applies the LTE predicate on the "seq" field.
+func SeqLTE(v int) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLTE(FieldSeq, v))
 }
 
 // AccountIDEQ applies the EQ predicate on the "account_id" field.

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -33,6 +34,44 @@ var (
 			},
 		},
 	}
+	// EmailNotificationsColumns holds the columns for the "email_notifications" table.
+	EmailNotificationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "event_id", Type: field.TypeString, Unique: true},
+		{Name: "event_type", Type: field.TypeString},
+		{Name: "to_address", Type: field.TypeString},
+		{Name: "subject", Type: field.TypeString},
+		{Name: "body", Type: field.TypeString, Size: 2147483647},
+		{Name: "status", Type: field.TypeString},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "sent_at", Type: field.TypeTime, Nullable: true},
+	}
+	// EmailNotificationsTable holds the schema information for the "email_notifications" table.
+	EmailNotificationsTable = &schema.Table{
+		Name:       "email_notifications",
+		Columns:    EmailNotificationsColumns,
+		PrimaryKey: []*schema.Column{EmailNotificationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "emailnotification_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{EmailNotificationsColumns[1], EmailNotificationsColumns[2]},
+			},
+			{
+				Name:    "emailnotification_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{EmailNotificationsColumns[8], EmailNotificationsColumns[10]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -60,6 +99,11 @@ var (
 				Name:    "event_fanned_out",
 				Unique:  false,
 				Columns: []*schema.Column{EventsColumns[8]},
+			},
+			{
+				Name:    "event_merchant_id_mode_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[1], EventsColumns[2], EventsColumns[0]},
 			},
 		},
 	}
@@ -168,6 +212,7 @@ var (
 	LedgerEntriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "posting_id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
 		{Name: "account_id", Type: field.TypeString},
 		{Name: "currency", Type: field.TypeString},
 		{Name: "bucket", Type: field.TypeString},
@@ -185,12 +230,12 @@ var (
 			{
 				Name:    "ledgerentry_account_id",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[2]},
+				Columns: []*schema.Column{LedgerEntriesColumns[3]},
 			},
 			{
-				Name:    "ledgerentry_posting_id",
-				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[1]},
+				Name:    "ledgerentry_posting_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{LedgerEntriesColumns[1], LedgerEntriesColumns[2]},
 			},
 		},
 	}
@@ -238,6 +283,7 @@ var (
 		{Name: "spread", Type: field.TypeString, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "text"}},
 		{Name: "fees", Type: field.TypeJSON},
 		{Name: "default_enabled", Type: field.TypeBool, Default: true},
+		{Name: "config_hash", Type: field.TypeString, Default: ""},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
 	// PairsTable holds the schema information for the "pairs" table.
@@ -402,9 +448,125 @@ var (
 			},
 		},
 	}
+	// WebhookAttemptsColumns holds the columns for the "webhook_attempts" table.
+	WebhookAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "delivery_id", Type: field.TypeString},
+		{Name: "number", Type: field.TypeInt},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "latency_ms", Type: field.TypeInt64},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "error", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "response_body", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "success", Type: field.TypeBool},
+	}
+	// WebhookAttemptsTable holds the schema information for the "webhook_attempts" table.
+	WebhookAttemptsTable = &schema.Table{
+		Name:       "webhook_attempts",
+		Columns:    WebhookAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookattempt_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[1], WebhookAttemptsColumns[2]},
+			},
+			{
+				Name:    "webhookattempt_delivery_id_number",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[3], WebhookAttemptsColumns[4]},
+			},
+		},
+	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "event_seq", Type: field.TypeInt64},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "event_type", Type: field.TypeString},
+		{Name: "endpoint_id", Type: field.TypeString},
+		{Name: "url", Type: field.TypeString, Size: 2147483647},
+		{Name: "status", Type: field.TypeString},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "run_attempts", Type: field.TypeInt, Default: 0},
+		{Name: "generation", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[2]},
+			},
+			{
+				Name:    "webhookdelivery_event_id_endpoint_id",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[4], WebhookDeliveriesColumns[6]},
+			},
+			{
+				Name:    "webhookdelivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[8], WebhookDeliveriesColumns[12]},
+			},
+			{
+				Name:    "webhookdelivery_endpoint_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[6], WebhookDeliveriesColumns[8]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "url", Type: field.TypeString, Size: 2147483647},
+		{Name: "events", Type: field.TypeJSON, Nullable: true},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "disabled_reason", Type: field.TypeString, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "deleted_at", Type: field.TypeTime, Nullable: true},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[2]},
+			},
+			{
+				Name:    "webhookendpoint_merchant_id_mode_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[2], WebhookEndpointsColumns[8], WebhookEndpointsColumns[0]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		EmailNotificationsTable,
 		EventsTable,
 		FiatAccountsTable,
 		IdempotencyRecordsTable,
@@ -416,8 +578,27 @@ var (
 		QuotesTable,
 		TransactionsTable,
 		WalletsTable,
+		WebhookAttemptsTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 	}
 )
 
 func init() {
+	EmailNotificationsTable.Annotation = &entsql.Annotation{
+		Table: "email_notifications",
+	}
+	LedgerAccountsTable.Annotation = &entsql.Annotation{}
+	LedgerAccountsTable.Annotation.Checks = map[string]string{
+		"ledger_accounts_nonnegative": "available >= 0 AND pending >= 0",
+	}
+	WebhookAttemptsTable.Annotation = &entsql.Annotation{
+		Table: "webhook_attempts",
+	}
+	WebhookDeliveriesTable.Annotation = &entsql.Annotation{
+		Table: "webhook_deliveries",
+	}
+	WebhookEndpointsTable.Annotation = &entsql.Annotation{
+		Table: "webhook_endpoints",
+	}
 }

@@ -23,6 +23,8 @@ const (
 	FieldFees = "fees"
 	// FieldDefaultEnabled holds the string denoting the default_enabled field in the database.
 	FieldDefaultEnabled = "default_enabled"
+	// FieldConfigHash holds the string denoting the config_hash field in the database.
+	FieldConfigHash = "config_hash"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
 	// Table holds the table name of the pair in the database.
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldSpread,
 	FieldFees,
 	FieldDefaultEnabled,
+	FieldConfigHash,
 	FieldUpdatedAt,
 }
 
@@ -54,6 +57,8 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultDefaultEnabled holds the default value on creation for the "default_enabled" field.
 	DefaultDefaultEnabled bool
+	// DefaultConfigHash holds the default value on creation for the "config_hash" field.
+	DefaultConfigHash string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -89,6 +94,11 @@ func BySpread(opts ...sql.OrderTermOption) OrderOption {
 // ByDefaultEnabled orders the results by the default_enabled field.
 func ByDefaultEnabled(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDefaultEnabled, opts...).ToFunc()
+}
+
+// ByConfigHash orders the results by the config_hash field.
+func ByConfigHash(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConfigHash, opts...).ToFunc()
 }
 
 // ByUpdatedAt orders the results by the updated_at field.

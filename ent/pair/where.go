@@ -90,6 +90,11 @@ func DefaultEnabled(v bool) predicate.Pair {
 	return predicate.Pair(sql.FieldEQ(FieldDefaultEnabled, v))
 }
 
+// ConfigHash applies equality check predicate on the "config_hash" field. It's identical to ConfigHashEQ.
+func ConfigHash(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldEQ(FieldConfigHash, v))
+}
+
 // UpdatedAt applies equality check predicate on the "updated_at" field. It's identical to UpdatedAtEQ.
 func UpdatedAt(v time.Time) predicate.Pair {
 	return predicate.Pair(sql.FieldEQ(FieldUpdatedAt, v))
@@ -373,6 +378,71 @@ func DefaultEnabledEQ(v bool) predicate.Pair {
 // DefaultEnabledNEQ applies the NEQ predicate on the "default_enabled" field.
 func DefaultEnabledNEQ(v bool) predicate.Pair {
 	return predicate.Pair(sql.FieldNEQ(FieldDefaultEnabled, v))
+}
+
+// ConfigHashEQ applies the EQ predicate on the "config_hash" field.
+func ConfigHashEQ(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldEQ(FieldConfigHash, v))
+}
+
+// ConfigHashNEQ applies the NEQ predicate on the "config_hash" field.
+func ConfigHashNEQ(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldNEQ(FieldConfigHash, v))
+}
+
+// ConfigHashIn applies the In predicate on the "config_hash" field.
+func ConfigHashIn(vs ...string) predicate.Pair {
+	return predicate.Pair(sql.FieldIn(FieldConfigHash, vs...))
+}
+
+// ConfigHashNotIn applies the NotIn predicate on the "config_hash" field.
+func ConfigHashNotIn(vs ...string) predicate.Pair {
+	return predicate.Pair(sql.FieldNotIn(FieldConfigHash, vs...))
+}
+
+// ConfigHashGT applies the GT predicate on the "config_hash" field.
+func ConfigHashGT(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldGT(FieldConfigHash, v))
+}
+
+// ConfigHashGTE applies the GTE predicate on the "config_hash" field.
+func ConfigHashGTE(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldGTE(FieldConfigHash, v))
+}
+
+// ConfigHashLT applies the LT predicate on the "config_hash" field.
+func ConfigHashLT(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldLT(FieldConfigHash, v))
+}
+
+// ConfigHashLTE applies the LTE predicate on the "config_hash" field.
+func ConfigHashLTE(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldLTE(FieldConfigHash, v))
+}
+
+// ConfigHashContains applies the Contains predicate on the "config_hash" field.
+func ConfigHashContains(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldContains(FieldConfigHash, v))
+}
+
+// ConfigHashHasPrefix applies the HasPrefix predicate on the "config_hash" field.
+func ConfigHashHasPrefix(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldHasPrefix(FieldConfigHash, v))
+}
+
+// ConfigHashHasSuffix applies the HasSuffix predicate on the "config_hash" field.
+func ConfigHashHasSuffix(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldHasSuffix(FieldConfigHash, v))
+}
+
+// ConfigHashEqualFold applies the EqualFold predicate on the "config_hash" field.
+func ConfigHashEqualFold(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldEqualFold(FieldConfigHash, v))
+}
+
+// ConfigHashContainsFold applies the ContainsFold predicate on the "config_hash" field.
+func ConfigHashContainsFold(v string) predicate.Pair {
+	return predicate.Pair(sql.FieldContainsFold(FieldConfigHash, v))
 }
 
 // UpdatedAtEQ applies the EQ predicate on the "updated_at" field.

@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/ledgeraccount"
@@ -13,6 +14,9 @@ import (
 	"merchantpay/ent/schema"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
+	"merchantpay/ent/webhookattempt"
+	"merchantpay/ent/webhookdelivery"
+	"merchantpay/ent/webhookendpoint"
 	"time"
 )
 
@@ -41,6 +45,31 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	apikey.IDValidator = apikeyDescID.Validators[0].(func(string) error)
+	emailnotificationMixin := schema.EmailNotification{}.Mixin()
+	emailnotificationMixinHooks0 := emailnotificationMixin[0].Hooks()
+	emailnotification.Hooks[0] = emailnotificationMixinHooks0[0]
+	emailnotificationMixinInters0 := emailnotificationMixin[0].Interceptors()
+	emailnotification.Interceptors[0] = emailnotificationMixinInters0[0]
+	emailnotificationMixinFields0 := emailnotificationMixin[0].Fields()
+	_ = emailnotificationMixinFields0
+	emailnotificationFields := schema.EmailNotification{}.Fields()
+	_ = emailnotificationFields
+	// emailnotificationDescMerchantID is the schema descriptor for merchant_id field.
+	emailnotificationDescMerchantID := emailnotificationMixinFields0[0].Descriptor()
+	// emailnotification.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	emailnotification.MerchantIDValidator = emailnotificationDescMerchantID.Validators[0].(func(string) error)
+	// emailnotificationDescMode is the schema descriptor for mode field.
+	emailnotificationDescMode := emailnotificationMixinFields0[1].Descriptor()
+	// emailnotification.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	emailnotification.ModeValidator = emailnotificationDescMode.Validators[0].(func(string) error)
+	// emailnotificationDescAttempts is the schema descriptor for attempts field.
+	emailnotificationDescAttempts := emailnotificationFields[7].Descriptor()
+	// emailnotification.DefaultAttempts holds the default value on creation for the attempts field.
+	emailnotification.DefaultAttempts = emailnotificationDescAttempts.Default.(int)
+	// emailnotificationDescID is the schema descriptor for id field.
+	emailnotificationDescID := emailnotificationFields[0].Descriptor()
+	// emailnotification.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	emailnotification.IDValidator = emailnotificationDescID.Validators[0].(func(string) error)
 	eventMixin := schema.Event{}.Mixin()
 	eventMixinHooks0 := eventMixin[0].Hooks()
 	event.Hooks[0] = eventMixinHooks0[0]
@@ -150,6 +179,10 @@ func init() {
 	pairDescDefaultEnabled := pairFields[6].Descriptor()
 	// pair.DefaultDefaultEnabled holds the default value on creation for the default_enabled field.
 	pair.DefaultDefaultEnabled = pairDescDefaultEnabled.Default.(bool)
+	// pairDescConfigHash is the schema descriptor for config_hash field.
+	pairDescConfigHash := pairFields[7].Descriptor()
+	// pair.DefaultConfigHash holds the default value on creation for the config_hash field.
+	pair.DefaultConfigHash = pairDescConfigHash.Default.(string)
 	// pairDescID is the schema descriptor for id field.
 	pairDescID := pairFields[0].Descriptor()
 	// pair.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -291,6 +324,81 @@ func init() {
 	walletDescID := walletFields[0].Descriptor()
 	// wallet.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	wallet.IDValidator = walletDescID.Validators[0].(func(string) error)
+	webhookattemptMixin := schema.WebhookAttempt{}.Mixin()
+	webhookattemptMixinHooks0 := webhookattemptMixin[0].Hooks()
+	webhookattempt.Hooks[0] = webhookattemptMixinHooks0[0]
+	webhookattemptMixinInters0 := webhookattemptMixin[0].Interceptors()
+	webhookattempt.Interceptors[0] = webhookattemptMixinInters0[0]
+	webhookattemptMixinFields0 := webhookattemptMixin[0].Fields()
+	_ = webhookattemptMixinFields0
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescMerchantID is the schema descriptor for merchant_id field.
+	webhookattemptDescMerchantID := webhookattemptMixinFields0[0].Descriptor()
+	// webhookattempt.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookattempt.MerchantIDValidator = webhookattemptDescMerchantID.Validators[0].(func(string) error)
+	// webhookattemptDescMode is the schema descriptor for mode field.
+	webhookattemptDescMode := webhookattemptMixinFields0[1].Descriptor()
+	// webhookattempt.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	webhookattempt.ModeValidator = webhookattemptDescMode.Validators[0].(func(string) error)
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdeliveryMixinHooks0 := webhookdeliveryMixin[0].Hooks()
+	webhookdelivery.Hooks[0] = webhookdeliveryMixinHooks0[0]
+	webhookdeliveryMixinInters0 := webhookdeliveryMixin[0].Interceptors()
+	webhookdelivery.Interceptors[0] = webhookdeliveryMixinInters0[0]
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescMerchantID is the schema descriptor for merchant_id field.
+	webhookdeliveryDescMerchantID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookdelivery.MerchantIDValidator = webhookdeliveryDescMerchantID.Validators[0].(func(string) error)
+	// webhookdeliveryDescMode is the schema descriptor for mode field.
+	webhookdeliveryDescMode := webhookdeliveryMixinFields0[1].Descriptor()
+	// webhookdelivery.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	webhookdelivery.ModeValidator = webhookdeliveryDescMode.Validators[0].(func(string) error)
+	// webhookdeliveryDescAttempts is the schema descriptor for attempts field.
+	webhookdeliveryDescAttempts := webhookdeliveryFields[7].Descriptor()
+	// webhookdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookdelivery.DefaultAttempts = webhookdeliveryDescAttempts.Default.(int)
+	// webhookdeliveryDescRunAttempts is the schema descriptor for run_attempts field.
+	webhookdeliveryDescRunAttempts := webhookdeliveryFields[8].Descriptor()
+	// webhookdelivery.DefaultRunAttempts holds the default value on creation for the run_attempts field.
+	webhookdelivery.DefaultRunAttempts = webhookdeliveryDescRunAttempts.Default.(int)
+	// webhookdeliveryDescGeneration is the schema descriptor for generation field.
+	webhookdeliveryDescGeneration := webhookdeliveryFields[9].Descriptor()
+	// webhookdelivery.DefaultGeneration holds the default value on creation for the generation field.
+	webhookdelivery.DefaultGeneration = webhookdeliveryDescGeneration.Default.(int)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryFields[0].Descriptor()
+	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdelivery.IDValidator = webhookdeliveryDescID.Validators[0].(func(string) error)
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpointMixinHooks0 := webhookendpointMixin[0].Hooks()
+	webhookendpoint.Hooks[0] = webhookendpointMixinHooks0[0]
+	webhookendpointMixinInters0 := webhookendpointMixin[0].Interceptors()
+	webhookendpoint.Interceptors[0] = webhookendpointMixinInters0[0]
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescMerchantID is the schema descriptor for merchant_id field.
+	webhookendpointDescMerchantID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookendpoint.MerchantIDValidator = webhookendpointDescMerchantID.Validators[0].(func(string) error)
+	// webhookendpointDescMode is the schema descriptor for mode field.
+	webhookendpointDescMode := webhookendpointMixinFields0[1].Descriptor()
+	// webhookendpoint.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	webhookendpoint.ModeValidator = webhookendpointDescMode.Validators[0].(func(string) error)
+	// webhookendpointDescEnabled is the schema descriptor for enabled field.
+	webhookendpointDescEnabled := webhookendpointFields[4].Descriptor()
+	// webhookendpoint.DefaultEnabled holds the default value on creation for the enabled field.
+	webhookendpoint.DefaultEnabled = webhookendpointDescEnabled.Default.(bool)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookendpoint.IDValidator = webhookendpointDescID.Validators[0].(func(string) error)
 }
 
 const (

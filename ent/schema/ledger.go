@@ -2,6 +2,8 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 )
@@ -18,7 +20,7 @@ func (LedgerAccount) Fields() []ent.Field {
 		field.String("owner").Immutable().Comment("merchant id, or \"system\""),
 		field.String("mode").Immutable(),
 		field.String("currency").Immutable(),
-		field.String("kind").Immutable().Comment("main, clearing, fees, fx, payouts"),
+		field.String("kind").Immutable().Comment("main, or a system kind: rails_clearing, payouts_in_flight, fees, fx, sandbox_funding"),
 		field.Bool("tracks_balance").Immutable().Default(true).
 			Comment("false for the service's own accounts, whose balance is the sum of their entries (no hot row)"),
 		field.Int64("available").Default(0),
@@ -26,6 +28,14 @@ func (LedgerAccount) Fields() []ent.Field {
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 	}
+}
+
+// Annotations make a negative balance impossible even for a statement that
+// bypassed the ledger's conditional updates.
+func (LedgerAccount) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Checks(map[string]string{
+		"ledger_accounts_nonnegative": "available >= 0 AND pending >= 0",
+	})}
 }
 
 func (LedgerAccount) Indexes() []ent.Index {
@@ -41,6 +51,7 @@ func (LedgerEntry) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int64("id"),
 		field.String("posting_id").Immutable(),
+		field.Int("seq").Immutable().Comment("position of the entry in its posting; (posting_id, seq) is unique, so a posting id can be used once"),
 		field.String("account_id").Immutable(),
 		field.String("currency").Immutable(),
 		field.String("bucket").Immutable().Comment("available or pending"),
@@ -52,5 +63,5 @@ func (LedgerEntry) Fields() []ent.Field {
 }
 
 func (LedgerEntry) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("account_id"), index.Fields("posting_id")}
+	return []ent.Index{index.Fields("account_id"), index.Fields("posting_id", "seq").Unique()}
 }

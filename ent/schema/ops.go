@@ -50,5 +50,9 @@ func (Event) Fields() []ent.Field {
 }
 
 func (Event) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("fanned_out")}
+	return []ent.Index{
+		index.Fields("fanned_out"),
+		// Subscriptions replay a tenant's events in id order.
+		index.Fields("merchant_id", "mode", "id"),
+	}
 }

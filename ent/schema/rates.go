@@ -21,6 +21,8 @@ func (Pair) Fields() []ent.Field {
 		field.String("spread").SchemaType(numeric).GoType(decimal.Decimal{}),
 		field.JSON("fees", map[string]schematype.FeeRule{}).Comment("by transaction type: swap, deposit, withdrawal"),
 		field.Bool("default_enabled").Default(true),
+		field.String("config_hash").Default("").
+			Comment("hash of the config file entry last applied; a changed entry is applied again at start-up"),
 		field.Time("updated_at"),
 	}
 }

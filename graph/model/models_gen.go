@@ -8,7 +8,17 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
+
+// A merchant's balance in one currency.
+type Balance struct {
+	Currency  string          `json:"currency"`
+	Available decimal.Decimal `json:"available"`
+	Pending   decimal.Decimal `json:"pending"`
+	UpdatedAt *time.Time      `json:"updatedAt,omitempty"`
+}
 
 type Compliance struct {
 	Phone     string      `json:"phone"`
@@ -49,6 +59,12 @@ type DocumentInput struct {
 	DocumentNo       string `json:"documentNo"`
 }
 
+type FundBalanceInput struct {
+	Currency       string          `json:"currency"`
+	Amount         decimal.Decimal `json:"amount"`
+	IdempotencyKey *string         `json:"idempotencyKey,omitempty"`
+}
+
 // The authenticated merchant, in the mode of the key.
 type Merchant struct {
 	ID    string `json:"id"`
@@ -67,6 +83,62 @@ type PageInfo struct {
 }
 
 type Query struct {
+}
+
+// A deposit, withdrawal or swap: the REST Transaction in GraphQL naming.
+type Transaction struct {
+	Reference         string            `json:"reference"`
+	MerchantReference *string           `json:"merchantReference,omitempty"`
+	Type              TransactionType   `json:"type"`
+	Purpose           string            `json:"purpose"`
+	Status            TransactionStatus `json:"status"`
+	FromAmount        decimal.Decimal   `json:"fromAmount"`
+	Amount            decimal.Decimal   `json:"amount"`
+	AmountCharged     decimal.Decimal   `json:"amountCharged"`
+	AmountSettled     decimal.Decimal   `json:"amountSettled"`
+	Currency          string            `json:"currency"`
+	FromCurrency      string            `json:"fromCurrency"`
+	ToAmount          *decimal.Decimal  `json:"toAmount,omitempty"`
+	ToCurrency        *string           `json:"toCurrency,omitempty"`
+	TrxRate           *decimal.Decimal  `json:"trxRate,omitempty"`
+	RateID            *string           `json:"rateId,omitempty"`
+	From              string            `json:"from"`
+	To                string            `json:"to"`
+	Channel           string            `json:"channel"`
+	Narration         string            `json:"narration"`
+	// The beneficiary object as a JSON string, as in REST.
+	Beneficiary      *string         `json:"beneficiary,omitempty"`
+	FeeBearer        string          `json:"feeBearer"`
+	Fee              decimal.Decimal `json:"fee"`
+	Destination      string          `json:"destination"`
+	PaymentSlug      string          `json:"paymentSlug"`
+	FromMerchant     string          `json:"fromMerchant"`
+	ToMerchant       *string         `json:"toMerchant,omitempty"`
+	SettledAt        *time.Time      `json:"settledAt,omitempty"`
+	SettlementTime   *string         `json:"settlementTime,omitempty"`
+	SettlementDate   *time.Time      `json:"settlementDate,omitempty"`
+	RejectReason     *string         `json:"rejectReason,omitempty"`
+	TraceID          *string         `json:"traceId,omitempty"`
+	PaymentProof     *string         `json:"paymentProof,omitempty"`
+	WalletReference  *string         `json:"walletReference,omitempty"`
+	AccountReference *string         `json:"accountReference,omitempty"`
+	CreatedAt        time.Time       `json:"createdAt"`
+	UpdatedAt        time.Time       `json:"updatedAt"`
+}
+
+type TransactionConnection struct {
+	Edges    []*TransactionEdge `json:"edges"`
+	PageInfo *PageInfo          `json:"pageInfo"`
+}
+
+type TransactionEdge struct {
+	Cursor string       `json:"cursor"`
+	Node   *Transaction `json:"node"`
+}
+
+type TransactionFilter struct {
+	Type   *TransactionType   `json:"type,omitempty"`
+	Status *TransactionStatus `json:"status,omitempty"`
 }
 
 type Wallet struct {
@@ -136,6 +208,122 @@ func (e *Mode) UnmarshalJSON(b []byte) error {
 }
 
 func (e Mode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type TransactionStatus string
+
+const (
+	TransactionStatusPending  TransactionStatus = "PENDING"
+	TransactionStatusSuccess  TransactionStatus = "SUCCESS"
+	TransactionStatusFailed   TransactionStatus = "FAILED"
+	TransactionStatusRefunded TransactionStatus = "REFUNDED"
+)
+
+var AllTransactionStatus = []TransactionStatus{
+	TransactionStatusPending,
+	TransactionStatusSuccess,
+	TransactionStatusFailed,
+	TransactionStatusRefunded,
+}
+
+func (e TransactionStatus) IsValid() bool {
+	switch e {
+	case TransactionStatusPending, TransactionStatusSuccess, TransactionStatusFailed, TransactionStatusRefunded:
+		return true
+	}
+	return false
+}
+
+func (e TransactionStatus) String() string {
+	return string(e)
+}
+
+func (e *TransactionStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TransactionStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TransactionStatus", str)
+	}
+	return nil
+}
+
+func (e TransactionStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TransactionStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TransactionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type TransactionType string
+
+const (
+	TransactionTypeDeposit    TransactionType = "DEPOSIT"
+	TransactionTypeWithdrawal TransactionType = "WITHDRAWAL"
+	TransactionTypeSwap       TransactionType = "SWAP"
+)
+
+var AllTransactionType = []TransactionType{
+	TransactionTypeDeposit,
+	TransactionTypeWithdrawal,
+	TransactionTypeSwap,
+}
+
+func (e TransactionType) IsValid() bool {
+	switch e {
+	case TransactionTypeDeposit, TransactionTypeWithdrawal, TransactionTypeSwap:
+		return true
+	}
+	return false
+}
+
+func (e TransactionType) String() string {
+	return string(e)
+}
+
+func (e *TransactionType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TransactionType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TransactionType", str)
+	}
+	return nil
+}
+
+func (e TransactionType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TransactionType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TransactionType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

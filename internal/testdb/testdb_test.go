@@ -1,8 +1,8 @@
 package testdb_test
 
 import (
-	"testing"
 	"merchantpay/internal/testdb"
+	"testing"
 )
 
 func TestOpen(t *testing.T) {

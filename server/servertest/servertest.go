@@ -68,6 +68,8 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 		"RATE_LIMIT":            "0",
 		"WEBHOOK_ALLOW_PRIVATE": "true",
 		"SANDBOX_PAYOUT_DELAY":  "3s",
+		// Quotes at exactly the configured mid; tests opt into the sandbox market.
+		"PRICE_SOURCE": "static",
 	}
 	for _, o := range opts {
 		o(vars)

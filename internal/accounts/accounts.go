@@ -1,0 +1,495 @@
+// Package accounts issues fiat virtual accounts (CONTRACT 5 "Fiat account",
+// spec endpoint 2): static, static_dynamic and dynamic accounts on a wallet,
+// the merchant's global static_dynamic account, and the look-ups that
+// deposits need.
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"merchantpay/ent"
+	"merchantpay/ent/fiataccount"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/validate"
+	"merchantpay/internal/wallets"
+)
+
+// Account types.
+const (
+	Static        = "static"
+	StaticDynamic = "static_dynamic"
+	Dynamic       = "dynamic"
+)
+
+// Types are the accepted account_type values.
+var Types = []string{Static, StaticDynamic, Dynamic}
+
+// reject_amount_criteria values of dynamic accounts.
+const (
+	CriteriaNotEqual        = "NOT_EQUAL"
+	CriteriaGreaterThanOnly = "GREATER_THAN_ONLY"
+	CriteriaLessThanOnly    = "LESS_THAN_ONLY"
+	CriteriaNone            = "NONE"
+)
+
+// Criteria are the accepted reject_amount_criteria values.
+var Criteria = []string{CriteriaNotEqual, CriteriaGreaterThanOnly, CriteriaLessThanOnly, CriteriaNone}
+
+// Account statuses. Only dynamic accounts close: after their first accepted
+// deposit (Close); expiry is read from expires_at (Expired).
+const (
+	StatusActive = "active"
+	StatusClosed = "closed"
+)
+
+// Currency is the only currency of fiat accounts.
+const Currency = money.NGN
+
+// MaxExpiryMinutes is the longest life of a dynamic account.
+const MaxExpiryMinutes = 60
+
+// MaxNameLength bounds account_name, in characters: bank name-enquiry
+// answers and statements print about this much.
+const MaxNameLength = 64
+
+// CreateInput is a fiat-account request, shared by REST and GraphQL. Nil
+// means absent or null (or of the wrong type, already reported by the
+// decoder).
+type CreateInput struct {
+	AccountType *string
+	Reference   *string
+	Currency    *string
+	Amount      *decimal.Decimal
+	// ExpiresAt is the lifetime in minutes, as the request gives it.
+	ExpiresAt            *decimal.Decimal
+	RejectAmountCriteria *string
+}
+
+// Validate collects every bad field of a fiat-account request. prefix is
+// prepended to field names ("account." for the inline account of a wallet).
+func Validate(in CreateInput, prefix string, f *apperr.Fields) {
+	kind := ""
+	if in.AccountType == nil {
+		f.Add(prefix+"account_type", "is required: one of %s", strings.Join(Types, ", "))
+	} else if !oneOf(*in.AccountType, Types) {
+		f.Add(prefix+"account_type", "must be one of %s", strings.Join(Types, ", "))
+	} else {
+		kind = *in.AccountType
+	}
+	validateCommon(in, prefix, true, f)
+	switch kind {
+	case Dynamic:
+		if in.Amount == nil {
+			f.Add(prefix+"amount", "is required for dynamic accounts")
+		}
+		if in.ExpiresAt == nil {
+			f.Add(prefix+"expires_at", "is required for dynamic accounts: whole minutes from 1 to %d", MaxExpiryMinutes)
+		}
+		validateDynamic(in, prefix, f)
+	case Static, StaticDynamic:
+		mustBeAbsent(in, prefix, kind, f)
+	default:
+		// The type is unknown: still check the form of what was sent.
+		validateDynamic(in, prefix, f)
+	}
+}
+
+// ValidateGlobal collects every bad field of a global-account request:
+// account_type, if given, must be static_dynamic, and currency defaults to
+// NGN.
+func ValidateGlobal(in CreateInput, f *apperr.Fields) {
+	if in.AccountType != nil && *in.AccountType != StaticDynamic {
+		f.Add("account_type", "must be static_dynamic: the global account is a static_dynamic account")
+	}
+	validateCommon(in, "", false, f)
+	mustBeAbsent(in, "", StaticDynamic, f)
+}
+
+func validateCommon(in CreateInput, prefix string, currencyRequired bool, f *apperr.Fields) {
+	if in.Reference != nil {
+		if msg := validate.Reference(*in.Reference); msg != "" {
+			f.Add(prefix+"account_reference", "%s", msg)
+		}
+	}
+	if in.Currency == nil {
+		if currencyRequired {
+			f.Add(prefix+"currency", "is required: NGN")
+		}
+	} else if *in.Currency != string(Currency) {
+		f.Add(prefix+"currency", "must be NGN: fiat accounts are issued in NGN only")
+	}
+}
+
+func validateDynamic(in CreateInput, prefix string, f *apperr.Fields) {
+	if in.Amount != nil {
+		if msg := money.ValidateAmount(*in.Amount, Currency); msg != "" {
+			f.Add(prefix+"amount", "%s", msg)
+		}
+	}
+	if in.ExpiresAt != nil {
+		if _, ok := expiryMinutes(*in.ExpiresAt); !ok {
+			f.Add(prefix+"expires_at", "must be a whole number of minutes from 1 to %d", MaxExpiryMinutes)
+		}
+	}
+	if in.RejectAmountCriteria != nil && !oneOf(*in.RejectAmountCriteria, Criteria) {
+		f.Add(prefix+"reject_amount_criteria", "must be one of %s", strings.Join(Criteria, ", "))
+	}
+}
+
+func mustBeAbsent(in CreateInput, prefix, kind string, f *apperr.Fields) {
+	if in.Amount != nil {
+		f.Add(prefix+"amount", "must be absent or null for %s accounts", kind)
+	}
+	if in.ExpiresAt != nil {
+		f.Add(prefix+"expires_at", "must be absent or null for %s accounts", kind)
+	}
+	if in.RejectAmountCriteria != nil {
+		f.Add(prefix+"reject_amount_criteria", "must be absent or null for %s accounts", kind)
+	}
+}
+
+func expiryMinutes(d decimal.Decimal) (int64, bool) {
+	if !d.IsInteger() || d.LessThan(decimal.NewFromInt(1)) || d.GreaterThan(decimal.NewFromInt(MaxExpiryMinutes)) {
+		return 0, false
+	}
+	return d.IntPart(), true
+}
+
+func oneOf(s string, set []string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Service issues and reads fiat accounts.
+type Service struct {
+	db      *store.DB
+	clock   clock.Clock
+	rails   rails.Rails
+	wallets *wallets.Service
+}
+
+// New returns the accounts service.
+func New(db *store.DB, c clock.Clock, r rails.Rails, w *wallets.Service) *Service {
+	return &Service{db: db, clock: c, rails: r, wallets: w}
+}
+
+// Create issues an account on the wallet walletRef of the context's tenant
+// (POST /wallets/{wallet_reference}). An unknown wallet, or one of another
+// merchant or mode, is NOT_FOUND.
+func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput) (*ent.FiatAccount, error) {
+	var f apperr.Fields
+	Validate(in, "", &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	var a *ent.FiatAccount
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		w, err := s.wallets.Get(ctx, walletRef)
+		if err != nil {
+			return err
+		}
+		a, err = s.issue(ctx, w, in, "")
+		return err
+	})
+	return a, err
+}
+
+// CreateGlobal issues the merchant's global static_dynamic account, which
+// belongs to no wallet (POST /accounts). A merchant may hold several, each
+// with its own account_reference.
+func (s *Service) CreateGlobal(ctx context.Context, in CreateInput) (*ent.FiatAccount, error) {
+	var f apperr.Fields
+	ValidateGlobal(in, &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	in.AccountType = ptr(StaticDynamic)
+	var a *ent.FiatAccount
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		a, err = s.issue(ctx, nil, in, "")
+		return err
+	})
+	return a, err
+}
+
+// CreateWallet creates a wallet and, when acc is not nil, its inline account
+// (CONTRACT 5 Wallet `account`) in one transaction. Every bad field of both
+// is reported at once, the account's as "account.<field>"; nothing is
+// created unless both are.
+func (s *Service) CreateWallet(ctx context.Context, win wallets.CreateInput, acc *CreateInput) (*ent.Wallet, *ent.FiatAccount, error) {
+	var f apperr.Fields
+	wallets.Validate(win, &f)
+	if acc != nil {
+		Validate(*acc, "account.", &f)
+	}
+	if err := f.Err(); err != nil {
+		return nil, nil, err
+	}
+	var a *ent.FiatAccount
+	w, err := s.wallets.Create(ctx, win, func(ctx context.Context, w *ent.Wallet) error {
+		if acc == nil {
+			return nil
+		}
+		var err error
+		a, err = s.issue(ctx, w, *acc, "account.")
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, a, nil
+}
+
+// maxIssueAttempts bounds the retries after an account-number collision;
+// with random serials over 900 million values even one retry is rare.
+const maxIssueAttempts = 8
+
+// savepoint lets the insert of an account fail on a colliding account number
+// without aborting the surrounding transaction (PostgreSQL aborts a
+// transaction at its first error; SQLite does not, but the same statements
+// work there).
+const savepoint = "fiat_account_issue"
+
+// issue inserts a validated account in the transaction carried by ctx. w is
+// nil for the global account.
+func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, prefix string) (*ent.FiatAccount, error) {
+	c := s.db.Client(ctx)
+	ref := uuid.NewString()
+	if in.Reference != nil {
+		ref = *in.Reference
+	}
+	if taken, err := c.FiatAccount.Query().Where(fiataccount.Reference(ref)).Exist(ctx); err != nil {
+		return nil, store.Classify(err)
+	} else if taken {
+		return nil, duplicate(ref, prefix)
+	}
+	name, err := s.accountName(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	kind := *in.AccountType
+	for attempt := 1; ; attempt++ {
+		iss, err := s.rails.IssueAccountNumber(ctx, rails.IssueRequest{Reference: ref, AccountName: name})
+		if err != nil {
+			return nil, err
+		}
+		// Time-ordered ids keep the listing in creation order when two
+		// accounts share a created_at millisecond.
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		create := c.FiatAccount.Create().SetID(id.String()).SetReference(ref).
+			SetAccountType(kind).SetCurrency(string(Currency)).
+			SetAccountNumber(iss.AccountNumber).SetAccountName(name).
+			SetBankName(iss.BankName).SetBankCode(iss.BankCode).
+			SetStatus(StatusActive).SetCreatedAt(now).SetUpdatedAt(now)
+		if w != nil {
+			create.SetWalletID(w.ID).SetWalletReference(w.Reference)
+		}
+		if kind == Dynamic {
+			amount, err := money.ToMinor(*in.Amount, Currency)
+			if err != nil {
+				return nil, err // unreachable after Validate
+			}
+			minutes, _ := expiryMinutes(*in.ExpiresAt)
+			criteria := CriteriaNotEqual
+			if in.RejectAmountCriteria != nil {
+				criteria = *in.RejectAmountCriteria
+			}
+			create.SetAmount(amount).SetExpiresAt(now.Add(time.Duration(minutes) * time.Minute)).
+				SetRejectAmountCriteria(criteria)
+		}
+		if _, err := c.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
+			return nil, store.Classify(err)
+		}
+		a, err := create.Save(ctx)
+		if err == nil {
+			if _, err := c.ExecContext(ctx, "RELEASE SAVEPOINT "+savepoint); err != nil {
+				return nil, store.Classify(err)
+			}
+			return a, nil
+		}
+		if !store.IsUniqueViolation(err) {
+			return nil, store.Classify(err)
+		}
+		if _, rerr := c.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+savepoint); rerr != nil {
+			return nil, store.Classify(rerr)
+		}
+		// Either the reference was taken meanwhile by a concurrent request,
+		// or the account number collided: tell which, and retry the latter.
+		if taken, qerr := c.FiatAccount.Query().Where(fiataccount.Reference(ref)).Exist(ctx); qerr != nil {
+			return nil, store.Classify(qerr)
+		} else if taken {
+			return nil, duplicate(ref, prefix)
+		}
+		if attempt == maxIssueAttempts {
+			return nil, fmt.Errorf("accounts: no free account number after %d attempts: %w", attempt, err)
+		}
+	}
+}
+
+func duplicate(ref, prefix string) error {
+	return &apperr.Error{Kind: apperr.DuplicateReference,
+		Message: fmt.Sprintf("an account with account_reference %q already exists", ref),
+		Fields:  []apperr.FieldError{{Field: prefix + "account_reference", Message: "is already used by another account"}}}
+}
+
+// accountName names the merchant and the wallet holder: "Merchant / Firstname
+// Lastname", at most MaxNameLength characters, shortening the merchant's
+// part first so the holder stays readable. The global account carries the
+// merchant's name alone.
+func (s *Service) accountName(ctx context.Context, w *ent.Wallet) (string, error) {
+	merchant, err := s.merchantName(ctx)
+	if err != nil {
+		return "", err
+	}
+	if w == nil {
+		return AccountName(merchant, ""), nil
+	}
+	return AccountName(merchant, wallets.FullName(w)), nil
+}
+
+func (s *Service) merchantName(ctx context.Context) (string, error) {
+	t, ok := tenant.From(ctx)
+	if !ok {
+		return "", tenant.ErrNoTenant
+	}
+	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == t.MerchantID && p.MerchantName != "" {
+		return p.MerchantName, nil
+	}
+	m, err := s.db.Client(ctx).Merchant.Get(ctx, t.MerchantID)
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return m.Name, nil
+}
+
+// AccountName builds an account_name from the merchant's and the holder's
+// names (holder "" for the global account).
+func AccountName(merchant, holder string) string {
+	merchant, holder = strings.Join(strings.Fields(merchant), " "), strings.Join(strings.Fields(holder), " ")
+	if holder == "" {
+		return cut(merchant, MaxNameLength)
+	}
+	const sep = " / "
+	// Keep at least 20 characters of the merchant's name so it stays
+	// recognisable; a very long holder name is cut at the end instead.
+	room := max(MaxNameLength-utf8.RuneCountInString(sep+holder), 20)
+	return cut(cut(merchant, room)+sep+holder, MaxNameLength)
+}
+
+// cut shortens s to at most n characters, without trailing spaces.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	return strings.TrimRight(string(r), " /")
+}
+
+// ForWallet lists a wallet's accounts, oldest first.
+func (s *Service) ForWallet(ctx context.Context, w *ent.Wallet) ([]*ent.FiatAccount, error) {
+	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletID(w.ID)).
+		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
+	return rows, store.Classify(err)
+}
+
+// Get finds an account of the context's tenant by account_reference.
+func (s *Service) Get(ctx context.Context, ref string) (*ent.FiatAccount, error) {
+	a, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.Reference(ref)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no account with account_reference %q", ref)
+	}
+	return a, store.Classify(err)
+}
+
+// ByNumber finds an account by account_number across every merchant and
+// mode (account numbers are unique system-wide, as at a bank): incoming
+// transfers name only the number. The account's MerchantID and Mode tell
+// whose it is; act for that tenant (tenant.With) to book the deposit. It
+// runs in ctx's transaction, if any. Unknown: NOT_FOUND.
+func (s *Service) ByNumber(ctx context.Context, accountNumber string) (*ent.FiatAccount, error) {
+	sys := systemScope(ctx)
+	a, err := s.db.Client(sys).FiatAccount.Query().Where(fiataccount.AccountNumber(accountNumber)).Only(sys)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no account with account_number %q", accountNumber)
+	}
+	return a, store.Classify(err)
+}
+
+// Close marks an active account closed, as a dynamic account is after its
+// first accepted deposit. It is a conditional update from active, so of two
+// deposits racing for one dynamic account exactly one sees closed true; the
+// other must refund. ctx must act for the account's tenant (or be
+// tenant.System) and should carry the deposit's transaction.
+func (s *Service) Close(ctx context.Context, a *ent.FiatAccount) (closed bool, err error) {
+	n, err := s.db.Client(ctx).FiatAccount.Update().
+		Where(fiataccount.ID(a.ID), fiataccount.Status(StatusActive)).
+		SetStatus(StatusClosed).SetUpdatedAt(s.clock.Now()).Save(ctx)
+	if err != nil {
+		return false, store.Classify(err)
+	}
+	return n == 1, nil
+}
+
+// Expired reports whether a dynamic account's life is over at now. Static
+// accounts never expire.
+func Expired(a *ent.FiatAccount, now time.Time) bool {
+	return a.ExpiresAt != nil && !now.Before(*a.ExpiresAt)
+}
+
+// AmountRejected reports whether a deposit of paid (minor units) breaks a
+// dynamic account's reject_amount_criteria for the expected amount.
+func AmountRejected(criteria string, expected, paid int64) bool {
+	switch criteria {
+	case CriteriaNone:
+		return false
+	case CriteriaGreaterThanOnly:
+		return paid > expected
+	case CriteriaLessThanOnly:
+		return paid < expected
+	default: // NOT_EQUAL, the default
+		return paid != expected
+	}
+}
+
+// systemScope returns a context that sees every tenant's rows while keeping
+// ctx's cancellation and transaction. tenant.System(ctx) alone would not do:
+// a tenant already in ctx takes precedence over it.
+func systemScope(ctx context.Context) context.Context {
+	values := tenant.System(context.Background())
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		values = ent.NewTxContext(values, tx)
+	}
+	return valuesFrom{Context: ctx, values: values}
+}
+
+// valuesFrom is ctx for deadlines and cancellation, values for Value.
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesFrom) Value(key any) any { return v.values.Value(key) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,87 @@
+// Package events is the transactional outbox: an event is written in the same
+// database transaction as the state change it reports, carrying the
+// Transaction as GET /transactions/{ref} shows it at that moment. Delivery
+// (webhooks, e-mail, subscriptions) reads the outbox after commit.
+package events
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/store"
+	"merchantpay/internal/txview"
+)
+
+// Event types (CONTRACT 6).
+const (
+	DepositPending    = "deposit.pending"
+	DepositSuccess    = "deposit.success"
+	DepositFailed     = "deposit.failed"
+	DepositRefunded   = "deposit.refunded"
+	SwapPending       = "swap.pending"
+	SwapSuccess       = "swap.success"
+	SwapFailed        = "swap.failed"
+	WithdrawalPending = "withdrawal.pending"
+	WithdrawalSuccess = "withdrawal.success"
+	WithdrawalFailed  = "withdrawal.failed"
+)
+
+// Types lists every event type in order.
+var Types = []string{DepositPending, DepositSuccess, DepositFailed, DepositRefunded,
+	SwapPending, SwapSuccess, SwapFailed, WithdrawalPending, WithdrawalSuccess, WithdrawalFailed}
+
+// Outbox writes events.
+type Outbox struct {
+	db    *store.DB
+	clock clock.Clock
+
+	mu        sync.Mutex
+	listeners []func()
+}
+
+// New returns the outbox.
+func New(db *store.DB, c clock.Clock) *Outbox { return &Outbox{db: db, clock: c} }
+
+// OnCommit registers fn to run after a transaction that wrote events commits
+// (to wake dispatchers and subscription brokers on this instance).
+func (o *Outbox) OnCommit(fn func()) {
+	o.mu.Lock()
+	o.listeners = append(o.listeners, fn)
+	o.mu.Unlock()
+}
+
+// Emit writes one event about t in the transaction carried by ctx. The
+// caller's context must act for t's tenant (or be the system).
+func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
+	if !store.InTx(ctx) {
+		return nil, fmt.Errorf("events: Emit outside a transaction")
+	}
+	payload, err := txview.JSON(t)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := o.db.Client(ctx).Event.Create().
+		SetMerchantID(t.MerchantID).SetMode(t.Mode).
+		SetEventID("evt_" + uuid.NewString()).SetType(typ).
+		SetTransactionRef(t.Reference).SetPayload(payload).
+		SetCreatedAt(o.clock.Now()).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store.AfterCommit(ctx, o.wake)
+	return ev, nil
+}
+
+func (o *Outbox) wake() {
+	o.mu.Lock()
+	ls := append([]func(){}, o.listeners...)
+	o.mu.Unlock()
+	for _, fn := range ls {
+		fn()
+	}
+}

@@ -1,0 +1,39 @@
+// Package jsonx renders the service's JSON primitives: exact decimal numbers
+// (never through float64) and timestamps in UTC with milliseconds.
+package jsonx
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Num renders a decimal as a JSON number with its exact digits.
+type Num decimal.Decimal
+
+// MarshalJSON writes the decimal's exact digits.
+func (n Num) MarshalJSON() ([]byte, error) { return []byte(decimal.Decimal(n).String()), nil }
+
+// NumPtr renders nil as null.
+func NumPtr(d *decimal.Decimal) *Num {
+	if d == nil {
+		return nil
+	}
+	n := Num(*d)
+	return &n
+}
+
+// TimeLayout is the service's one timestamp shape: UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Time renders t in TimeLayout.
+func Time(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// TimePtr renders nil as null.
+func TimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := Time(*t)
+	return &s
+}

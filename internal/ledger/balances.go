@@ -1,0 +1,148 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"merchantpay/ent"
+	"merchantpay/ent/ledgeraccount"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/money"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+)
+
+// Balance is a merchant's main balance in one currency, in minor units.
+type Balance struct {
+	Currency  money.Currency
+	Available int64
+	Pending   int64
+	// UpdatedAt is nil while the balance has never changed.
+	UpdatedAt *time.Time
+}
+
+func balanceOf(a *ent.LedgerAccount) Balance {
+	t := a.UpdatedAt
+	return Balance{Currency: money.Currency(a.Currency), Available: a.Available, Pending: a.Pending, UpdatedAt: &t}
+}
+
+func tenantOf(ctx context.Context) (tenant.Tenant, error) {
+	t, ok := tenant.From(ctx)
+	if !ok {
+		return tenant.Tenant{}, tenant.ErrNoTenant
+	}
+	return t, nil
+}
+
+// Balances returns the ctx tenant's balance in every supported currency, in
+// money.All's order, zero for a currency it never held.
+func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
+	t, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.Client(ctx).LedgerAccount.Query().Where(
+		ledgeraccount.Owner(t.MerchantID), ledgeraccount.Mode(t.Mode), ledgeraccount.Kind(string(Main)),
+	).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
+	}
+	have := make(map[money.Currency]*ent.LedgerAccount, len(rows))
+	for _, r := range rows {
+		have[money.Currency(r.Currency)] = r
+	}
+	out := make([]Balance, 0, len(money.All()))
+	for _, c := range money.All() {
+		if r := have[c]; r != nil {
+			out = append(out, balanceOf(r))
+		} else {
+			out = append(out, Balance{Currency: c})
+		}
+	}
+	return out, nil
+}
+
+// Balance returns the ctx tenant's balance in currency c (zero if it never
+// held any), read in the transaction carried by ctx if there is one.
+func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error) {
+	t, err := tenantOf(ctx)
+	if err != nil {
+		return Balance{}, err
+	}
+	r, err := s.db.Client(ctx).LedgerAccount.Get(ctx, MerchantAccount(t, c).ID())
+	if ent.IsNotFound(err) {
+		return Balance{Currency: c}, nil
+	}
+	if err != nil {
+		return Balance{}, store.Classify(fmt.Errorf("ledger: balance: %w", err))
+	}
+	return balanceOf(r), nil
+}
+
+// ValidateFund checks a sandbox funding request (CONTRACT 3) and records
+// every bad field in f; nil means absent (or already reported by a decoder).
+func ValidateFund(currency *string, amount *decimal.Decimal, f *apperr.Fields) {
+	var cur money.Currency
+	known := false
+	if currency == nil {
+		f.Add("currency", "is required")
+	} else if cur, known = money.Parse(*currency); !known {
+		f.Add("currency", "must be one of %s", currencyList())
+	}
+	switch {
+	case amount == nil:
+		f.Add("amount", "is required")
+	case known:
+		if msg := money.ValidateAmount(*amount, cur); msg != "" {
+			f.Add("amount", "%s", msg)
+		}
+	case amount.Sign() <= 0:
+		f.Add("amount", "must be greater than 0")
+	case amount.GreaterThan(decimal.New(money.MaxUnits, 0)):
+		f.Add("amount", "must be at most %d", money.MaxUnits)
+	}
+}
+
+func currencyList() string {
+	var b strings.Builder
+	for i, c := range money.All() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(c))
+	}
+	return b.String()
+}
+
+// Fund credits the ctx tenant's available balance with amount of currency
+// from the sandbox funding account, and returns the new balance. It is the
+// sandbox's top-up: the caller exposes it only with the sandbox rails.
+func (s *Service) Fund(ctx context.Context, currency string, amount decimal.Decimal) (Balance, error) {
+	var f apperr.Fields
+	ValidateFund(&currency, &amount, &f)
+	if err := f.Err(); err != nil {
+		return Balance{}, err
+	}
+	t, err := tenantOf(ctx)
+	if err != nil {
+		return Balance{}, err
+	}
+	cur := money.Currency(currency)
+	minor, err := money.ToMinor(amount, cur)
+	if err != nil {
+		return Balance{}, err
+	}
+	var out Balance
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		if _, err := s.Credit(ctx, Posting{Memo: "sandbox funding"}, t, SandboxFunding, cur, minor); err != nil {
+			return err
+		}
+		out, err = s.Balance(ctx, cur)
+		return err
+	})
+	return out, err
+}

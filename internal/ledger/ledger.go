@@ -1,0 +1,416 @@
+// Package ledger is the double-entry ledger: every balance change is a
+// posting whose entries sum to zero per currency. Merchants' main accounts
+// keep their available and pending balances up to date; a decrease is a
+// conditional UPDATE (... WHERE available >= x) checked by rows affected,
+// done last in the posting so the row lock is held as briefly as possible,
+// and it cannot overdraw under any concurrency on SQLite or PostgreSQL. The
+// service's own accounts keep no stored balance (see Account.TracksBalance).
+// Corrections are reversals, never edits.
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/ent/ledgeraccount"
+	"merchantpay/ent/ledgerentry"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/money"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+)
+
+// Errors of postings that are bugs in the caller, not client mistakes: they
+// surface as INTERNAL_ERROR. Insufficient funds is apperr.InsufficientBalance.
+var (
+	// ErrInvalid: a malformed posting or account.
+	ErrInvalid = errors.New("ledger: invalid posting")
+	// ErrUnbalanced: entries that do not sum to zero per currency.
+	ErrUnbalanced = errors.New("ledger: entries do not sum to zero")
+	// ErrDuplicatePosting: the posting id was already used.
+	ErrDuplicatePosting = errors.New("ledger: posting id already used")
+	// ErrNotFound: Reverse of a posting that does not exist.
+	ErrNotFound = errors.New("ledger: no such posting")
+	// ErrAlreadyReversed: Reverse of a posting that was reversed before.
+	ErrAlreadyReversed = errors.New("ledger: posting already reversed")
+)
+
+// Entry is one leg of a posting.
+type Entry struct {
+	Account Account
+	// Bucket is Available when empty. The service's own accounts have no
+	// stored balances, so their bucket only labels the entry.
+	Bucket Bucket
+	// Amount is in minor units of Account.Currency, signed: positive raises
+	// the account's balance, negative lowers it. Never zero.
+	Amount int64
+}
+
+// Posting is a set of entries that sum to zero per currency, written
+// together or not at all.
+type Posting struct {
+	// ID is unique among postings; empty means a new UUID. A deterministic
+	// id ("<transaction ref>:<step>") makes a repeated posting fail with
+	// ErrDuplicatePosting instead of moving money twice.
+	ID             string
+	TransactionRef string
+	Memo           string
+	Entries        []Entry
+	// CreatedAt is set by Post from the clock.
+	CreatedAt time.Time
+}
+
+// Service posts to the ledger and reads balances.
+type Service struct {
+	db    *store.DB
+	clock clock.Clock
+}
+
+// New returns the ledger.
+func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
+
+// delta is the net change of one tracking account in one posting.
+type delta struct {
+	acct               Account
+	available, pending int64
+}
+
+// plan validates p and nets its entries per tracking account.
+func plan(p *Posting) ([]*delta, error) {
+	if len(p.Entries) < 2 {
+		return nil, fmt.Errorf("%w: posting %q needs at least two entries", ErrInvalid, p.ID)
+	}
+	sums := map[money.Currency]int64{}
+	byID := map[string]*delta{}
+	var mode string
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if e.Bucket == "" {
+			e.Bucket = Available
+		}
+		if err := e.Account.validate(); err != nil {
+			return nil, err
+		}
+		if !e.Bucket.valid() {
+			return nil, fmt.Errorf("%w: bucket %q", ErrInvalid, e.Bucket)
+		}
+		if e.Amount == 0 || e.Amount == math.MinInt64 {
+			return nil, fmt.Errorf("%w: entry %d of posting %q has amount %d", ErrInvalid, i, p.ID, e.Amount)
+		}
+		// Test money must never reach a live account.
+		if mode == "" {
+			mode = e.Account.Mode
+		} else if e.Account.Mode != mode {
+			return nil, fmt.Errorf("%w: posting %q mixes modes %s and %s", ErrInvalid, p.ID, mode, e.Account.Mode)
+		}
+		var ok bool
+		if sums[e.Account.Currency], ok = add(sums[e.Account.Currency], e.Amount); !ok {
+			return nil, fmt.Errorf("%w: posting %q overflows", ErrInvalid, p.ID)
+		}
+		if !e.Account.TracksBalance() {
+			continue
+		}
+		id := e.Account.ID()
+		d := byID[id]
+		if d == nil {
+			d = &delta{acct: e.Account}
+			byID[id] = d
+		}
+		target := &d.available
+		if e.Bucket == Pending {
+			target = &d.pending
+		}
+		if *target, ok = add(*target, e.Amount); !ok {
+			return nil, fmt.Errorf("%w: posting %q overflows", ErrInvalid, p.ID)
+		}
+	}
+	for c, sum := range sums {
+		if sum != 0 {
+			return nil, fmt.Errorf("%w: posting %q: %s sums to %s", ErrUnbalanced, p.ID, c, money.Format(sum, c))
+		}
+	}
+	out := make([]*delta, 0, len(byID))
+	for _, d := range byID {
+		if d.available != 0 || d.pending != 0 {
+			out = append(out, d)
+		}
+	}
+	// Increases first; then decreases, those of available last of all (the
+	// hot row's lock is then held only until the commit); by id within each
+	// group, so that two postings lock rows in the same order.
+	rank := func(d *delta) int {
+		switch {
+		case d.available < 0:
+			return 2
+		case d.pending < 0:
+			return 1
+		}
+		return 0
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i].acct.ID() < out[j].acct.ID()
+	})
+	return out, nil
+}
+
+func add(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
+// Post writes p in the transaction carried by ctx (or its own): one bulk
+// insert of the entries, then the balance changes of tracking accounts,
+// creating a merchant's account on its first credit. A decrease the balance
+// cannot cover fails with apperr.InsufficientBalance; the caller's
+// transaction must then roll back (returning the error from db.Tx does),
+// since the entries were already inserted. It returns p with ID and
+// CreatedAt set.
+func (s *Service) Post(ctx context.Context, p Posting) (Posting, error) {
+	if p.ID == "" {
+		p.ID = uuid.NewString()
+	}
+	p.Entries = append([]Entry(nil), p.Entries...)
+	deltas, err := plan(&p)
+	if err != nil {
+		return Posting{}, err
+	}
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		now := s.clock.Now()
+		p.CreatedAt = now
+		rows := make([]*ent.LedgerEntryCreate, len(p.Entries))
+		for i, e := range p.Entries {
+			rows[i] = c.LedgerEntry.Create().SetPostingID(p.ID).SetSeq(i).
+				SetAccountID(e.Account.ID()).SetCurrency(string(e.Account.Currency)).
+				SetBucket(string(e.Bucket)).SetAmount(e.Amount).
+				SetTransactionRef(p.TransactionRef).SetMemo(p.Memo).SetCreatedAt(now)
+		}
+		if err := c.LedgerEntry.CreateBulk(rows...).Exec(ctx); err != nil {
+			if store.IsUniqueViolation(err) {
+				return fmt.Errorf("%w: %q", ErrDuplicatePosting, p.ID)
+			}
+			return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
+		}
+		for _, d := range deltas {
+			if d.available >= 0 && d.pending >= 0 {
+				if err := s.raise(ctx, c, d, now); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.lower(ctx, c, d, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Posting{}, err
+	}
+	return p, nil
+}
+
+// raise adds non-negative amounts to an account, creating it if needed, in
+// one statement (INSERT ... ON CONFLICT (id) DO UPDATE).
+func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.Time) error {
+	a := d.acct
+	err := c.LedgerAccount.Create().SetID(a.ID()).SetOwner(a.Owner).SetMode(a.Mode).
+		SetCurrency(string(a.Currency)).SetKind(string(a.Kind)).SetTracksBalance(true).
+		SetAvailable(d.available).SetPending(d.pending).SetCreatedAt(now).SetUpdatedAt(now).
+		OnConflict(sql.ConflictColumns(ledgeraccount.FieldID)).
+		Update(func(u *ent.LedgerAccountUpsert) {
+			if d.available != 0 {
+				u.AddAvailable(d.available)
+			}
+			if d.pending != 0 {
+				u.AddPending(d.pending)
+			}
+			u.SetUpdatedAt(now)
+		}).Exec(ctx)
+	if err != nil {
+		return store.Classify(fmt.Errorf("ledger: credit %s: %w", a.ID(), err))
+	}
+	return nil
+}
+
+// lower applies a change that decreases at least one bucket, as one
+// conditional UPDATE checked by rows affected. A missing account is a zero
+// balance: the update matches no row either.
+func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.Time) error {
+	a := d.acct
+	u := c.LedgerAccount.Update().Where(ledgeraccount.ID(a.ID())).SetUpdatedAt(now)
+	if d.available < 0 {
+		u.Where(ledgeraccount.AvailableGTE(-d.available))
+	}
+	if d.pending < 0 {
+		u.Where(ledgeraccount.PendingGTE(-d.pending))
+	}
+	if d.available != 0 {
+		u.AddAvailable(d.available)
+	}
+	if d.pending != 0 {
+		u.AddPending(d.pending)
+	}
+	n, err := u.Save(ctx)
+	if err != nil {
+		return store.Classify(fmt.Errorf("ledger: debit %s: %w", a.ID(), err))
+	}
+	if n == 1 {
+		return nil
+	}
+	// Only on failure: read the balance to say how short it is.
+	var have Balance
+	if acc, err := c.LedgerAccount.Get(ctx, a.ID()); err == nil {
+		have = balanceOf(acc)
+	} else if !ent.IsNotFound(err) {
+		return store.Classify(fmt.Errorf("ledger: read %s: %w", a.ID(), err))
+	}
+	cur := a.Currency
+	if d.available < 0 && have.Available < -d.available {
+		return apperr.New(apperr.InsufficientBalance, "insufficient balance: %s %s available, %s %s needed",
+			money.Format(have.Available, cur), cur, money.Format(-d.available, cur), cur)
+	}
+	return apperr.New(apperr.InsufficientBalance, "insufficient pending balance: %s %s pending, %s %s needed",
+		money.Format(have.Pending, cur), cur, money.Format(-d.pending, cur), cur)
+}
+
+func (s *Service) pair(p Posting, a, b Entry) (Posting, error) {
+	if len(p.Entries) != 0 {
+		return Posting{}, fmt.Errorf("%w: the helpers build the entries themselves", ErrInvalid)
+	}
+	if a.Amount >= 0 {
+		return Posting{}, fmt.Errorf("%w: amount must be positive", ErrInvalid)
+	}
+	p.Entries = []Entry{a, b}
+	return p, nil
+}
+
+// Credit moves amount (minor units, > 0) from the service's account of kind
+// `from` to t's available balance in currency c. p gives the posting's ID,
+// TransactionRef and Memo; its Entries must be empty.
+func (s *Service) Credit(ctx context.Context, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
+	p, err := s.pair(p,
+		Entry{Account: SystemAccount(t.Mode, c, from), Bucket: Available, Amount: -amount},
+		Entry{Account: MerchantAccount(t, c), Bucket: Available, Amount: amount})
+	if err != nil {
+		return Posting{}, err
+	}
+	return s.Post(ctx, p)
+}
+
+// Debit moves amount (minor units, > 0) from t's available balance in
+// currency c to the service's account of kind `to`; apperr.InsufficientBalance
+// when the balance cannot cover it.
+func (s *Service) Debit(ctx context.Context, p Posting, t tenant.Tenant, to Kind, c money.Currency, amount int64) (Posting, error) {
+	p, err := s.pair(p,
+		Entry{Account: MerchantAccount(t, c), Bucket: Available, Amount: -amount},
+		Entry{Account: SystemAccount(t.Mode, c, to), Bucket: Available, Amount: amount})
+	if err != nil {
+		return Posting{}, err
+	}
+	return s.Post(ctx, p)
+}
+
+// Move moves amount (minor units, > 0) between t's buckets in currency c:
+// Available→Pending holds funds, Pending→Available releases them.
+// apperr.InsufficientBalance when the source bucket cannot cover it.
+func (s *Service) Move(ctx context.Context, p Posting, t tenant.Tenant, c money.Currency, from, to Bucket, amount int64) (Posting, error) {
+	if from == to {
+		return Posting{}, fmt.Errorf("%w: move from %s to itself", ErrInvalid, from)
+	}
+	acct := MerchantAccount(t, c)
+	p, err := s.pair(p, Entry{Account: acct, Bucket: from, Amount: -amount}, Entry{Account: acct, Bucket: to, Amount: amount})
+	if err != nil {
+		return Posting{}, err
+	}
+	return s.Post(ctx, p)
+}
+
+// ReversalID is the id of the posting that reverses postingID; being
+// deterministic, it lets a posting be reversed at most once.
+func ReversalID(postingID string) string { return postingID + ":reversal" }
+
+// Reverse posts the exact opposite of posting postingID (same accounts and
+// buckets, negated amounts, same transaction reference) under
+// ReversalID(postingID), in the transaction carried by ctx (or its own).
+// ErrNotFound when there is no such posting, ErrAlreadyReversed when it was
+// reversed before, apperr.InsufficientBalance when a merchant's balance no
+// longer covers taking back a credit.
+func (s *Service) Reverse(ctx context.Context, postingID, memo string) (Posting, error) {
+	revID := ReversalID(postingID)
+	var out Posting
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		rows, err := s.db.Client(ctx).LedgerEntry.Query().
+			Where(ledgerentry.PostingIDIn(postingID, revID)).
+			Order(ent.Asc(ledgerentry.FieldSeq)).All(ctx)
+		if err != nil {
+			return store.Classify(fmt.Errorf("ledger: read posting %q: %w", postingID, err))
+		}
+		rev := Posting{ID: revID, Memo: memo}
+		for _, r := range rows {
+			if r.PostingID == revID {
+				return fmt.Errorf("%w: %q", ErrAlreadyReversed, postingID)
+			}
+			acct, err := ParseAccountID(r.AccountID)
+			if err != nil {
+				return err
+			}
+			rev.TransactionRef = r.TransactionRef
+			rev.Entries = append(rev.Entries, Entry{Account: acct, Bucket: Bucket(r.Bucket), Amount: -r.Amount})
+		}
+		if len(rev.Entries) == 0 {
+			return fmt.Errorf("%w: %q", ErrNotFound, postingID)
+		}
+		if rev.Memo == "" {
+			rev.Memo = "reversal of " + postingID
+		}
+		out, err = s.Post(ctx, rev)
+		if errors.Is(err, ErrDuplicatePosting) {
+			return fmt.Errorf("%w: %q", ErrAlreadyReversed, postingID)
+		}
+		return err
+	})
+	if err != nil {
+		return Posting{}, err
+	}
+	return out, nil
+}
+
+// Setup creates the rows of the service's own accounts for every mode and
+// currency, so operators can list them; postings do not need them. It is
+// idempotent and safe to run from several instances at once.
+func (s *Service) Setup(ctx context.Context) error {
+	now := s.clock.Now()
+	return s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		var rows []*ent.LedgerAccountCreate
+		for _, mode := range []string{tenant.Test, tenant.Live} {
+			for _, cur := range money.All() {
+				for _, k := range SystemKinds() {
+					a := SystemAccount(mode, cur, k)
+					rows = append(rows, c.LedgerAccount.Create().SetID(a.ID()).SetOwner(a.Owner).SetMode(mode).
+						SetCurrency(string(cur)).SetKind(string(k)).SetTracksBalance(false).
+						SetCreatedAt(now).SetUpdatedAt(now))
+				}
+			}
+		}
+		err := c.LedgerAccount.CreateBulk(rows...).
+			OnConflict(sql.ConflictColumns(ledgeraccount.FieldID)).DoNothing().Exec(ctx)
+		return store.Classify(err)
+	})
+}

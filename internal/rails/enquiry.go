@@ -1,0 +1,93 @@
+package rails
+
+import (
+	"context"
+	"errors"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/banks"
+)
+
+// ResolveInput is a name-enquiry request (spec endpoint 10), shared by REST
+// and GraphQL. Nil means absent (or of the wrong type, already reported).
+type ResolveInput struct {
+	Bank    *string
+	Account *string
+}
+
+// Resolved is a resolved bank account (spec "Resolved bank account").
+type Resolved struct {
+	BankName      string
+	BankCode      string
+	AccountNumber string
+	AccountName   string
+}
+
+// ValidateResolve collects every bad field of in.
+func ValidateResolve(in ResolveInput, f *apperr.Fields) {
+	if in.Bank == nil || *in.Bank == "" {
+		f.Add("bank", "is required: a bank code from GET /misc/banks?country=NG")
+	}
+	if in.Account == nil || *in.Account == "" {
+		f.Add("account", "is required: a 10-digit account number")
+	} else if !isTenDigits(*in.Account) {
+		f.Add("account", "must be a 10-digit account number")
+	}
+}
+
+func isTenDigits(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// NameEnquiry is the resolve operation: it checks the request against the
+// Nigerian bank list and asks the rails for the holder's name.
+type NameEnquiry struct {
+	dir   *banks.Directory
+	rails Rails
+}
+
+// NewNameEnquiry returns the name-enquiry operation.
+func NewNameEnquiry(dir *banks.Directory, r Rails) *NameEnquiry {
+	return &NameEnquiry{dir: dir, rails: r}
+}
+
+// Resolve resolves a Nigerian account: VALIDATION_ERROR for bad fields,
+// UNKNOWN_BANK for a code outside the Nigerian list (Ghanaian codes too: only
+// Nigerian accounts can be resolved), ACCOUNT_NOT_RESOLVED when the bank
+// knows no such account.
+func (e *NameEnquiry) Resolve(ctx context.Context, in ResolveInput) (Resolved, error) {
+	var f apperr.Fields
+	ValidateResolve(in, &f)
+	if err := f.Err(); err != nil {
+		return Resolved{}, err
+	}
+	code, account := *in.Bank, *in.Account
+	bank, ok := e.dir.NGByCode(code)
+	if !ok {
+		msg := "is not a bank code of the Nigerian bank list"
+		if _, gh := e.dir.GHByCode(code); gh {
+			msg = "is a Ghanaian bank: only Nigerian accounts can be resolved"
+		}
+		return Resolved{}, &apperr.Error{Kind: apperr.UnknownBank, Message: "bank " + code + " " + msg,
+			Fields: []apperr.FieldError{{Field: "bank", Message: msg}}}
+	}
+	name, err := e.rails.ResolveAccount(ctx, bank.Code, account)
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) && ae.Kind == apperr.AccountNotResolved {
+			return Resolved{}, &apperr.Error{Kind: apperr.AccountNotResolved,
+				Message: "account " + account + " could not be resolved at " + bank.Name,
+				Fields:  []apperr.FieldError{{Field: "account", Message: "no such account at this bank"}}, Cause: err}
+		}
+		return Resolved{}, err
+	}
+	return Resolved{BankName: bank.Name, BankCode: bank.Code, AccountNumber: account, AccountName: name}, nil
+}

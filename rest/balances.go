@@ -1,0 +1,63 @@
+package rest
+
+import (
+	"context"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/money"
+)
+
+// balanceJSON is one entry of GET /balances (extension): amounts in major
+// units as exact JSON numbers, updated_at null while never changed.
+type balanceJSON struct {
+	Currency  string  `json:"currency"`
+	Available Num     `json:"available"`
+	Pending   Num     `json:"pending"`
+	UpdatedAt *string `json:"updated_at"`
+}
+
+func balanceView(b ledger.Balance) balanceJSON {
+	return balanceJSON{
+		Currency:  string(b.Currency),
+		Available: Num(money.FromMinor(b.Available, b.Currency)),
+		Pending:   Num(money.FromMinor(b.Pending, b.Currency)),
+		UpdatedAt: TimePtr(b.UpdatedAt),
+	}
+}
+
+func (o *Ops) listBalances(ctx context.Context, _ *Request) (Result, error) {
+	bs, err := o.Ledger.Balances(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]balanceJSON, len(bs))
+	for i, b := range bs {
+		out[i] = balanceView(b)
+	}
+	// Every currency fits on one page; meta keeps the list shape of CONTRACT 9.
+	return Result{Message: "Balances retrieved successfully", Data: out, Meta: &Meta{}}, nil
+}
+
+// fundBalance is POST /sandbox/balances/fund {currency, amount}.
+func (o *Ops) fundBalance(ctx context.Context, r *Request) (Result, error) {
+	var f apperr.Fields
+	body, err := parseBody(r.Body, &f)
+	if err != nil {
+		return Result{}, err
+	}
+	currency := body.str("currency", false)
+	amount := body.number("amount", false)
+	if f.Len() > 0 {
+		return Result{}, mergeValidation(&f, func(g *apperr.Fields) { ledger.ValidateFund(currency, amount, g) })
+	}
+	ledger.ValidateFund(currency, amount, &f)
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	b, err := o.Ledger.Fund(ctx, *currency, *amount)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Message: "Balance funded successfully", Data: balanceView(b)}, nil
+}

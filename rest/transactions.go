@@ -1,0 +1,45 @@
+package rest
+
+import (
+	"context"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/transactions"
+	"merchantpay/internal/txview"
+)
+
+func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {
+	t, err := o.Transactions.Get(ctx, r.Param("reference"))
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Message: "Transaction retrieved successfully", Data: txview.View(t)}, nil
+}
+
+func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) {
+	var f apperr.Fields
+	p := pageParams(r, &f)
+	q := r.HTTP.URL.Query()
+	var filter transactions.Filter
+	if q.Has("type") {
+		v := q.Get("type")
+		filter.Type = &v
+	}
+	if q.Has("status") {
+		v := q.Get("status")
+		filter.Status = &v
+	}
+	filter.Validate("type", "status", &f)
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	rows, info, err := o.Transactions.List(ctx, filter, p)
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]txview.Transaction, len(rows))
+	for i, t := range rows {
+		out[i] = txview.View(t)
+	}
+	return Result{Message: "Transactions retrieved successfully", Data: out, Meta: &Meta{HasMore: info.HasMore, NextCursor: info.NextCursor}}, nil
+}
