@@ -8,7 +8,9 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/graph/model"
+	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/banks"
 	"merchantpay/internal/jsonx"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
@@ -107,4 +109,54 @@ func optionalString[T ~string](v *T) *string {
 func balanceModel(b ledger.Balance) *model.Balance {
 	return &model.Balance{Currency: string(b.Currency), Available: money.FromMinor(b.Available, b.Currency),
 		Pending: money.FromMinor(b.Pending, b.Currency), UpdatedAt: b.UpdatedAt}
+}
+
+func accountInput(in *model.FiatAccountInput) accounts.CreateInput {
+	if in == nil {
+		return accounts.CreateInput{}
+	}
+	out := accounts.CreateInput{Reference: in.AccountReference, Currency: &in.Currency, Amount: in.Amount}
+	t := strings.ToLower(string(in.AccountType))
+	out.AccountType = &t
+	if in.ExpiresAt != nil {
+		d := decimal.NewFromInt(int64(*in.ExpiresAt))
+		out.ExpiresAt = &d
+	}
+	out.RejectAmountCriteria = optionalString(in.RejectAmountCriteria)
+	return out
+}
+
+func accountModel(a *ent.FiatAccount) *model.FiatAccount {
+	m := &model.FiatAccount{
+		AccountType:      model.AccountType(strings.ToUpper(a.AccountType)),
+		AccountReference: a.Reference, Currency: a.Currency, ExpiresAt: a.ExpiresAt,
+		AccountNumber: a.AccountNumber, AccountName: a.AccountName, BankName: a.BankName,
+		WalletReference: a.WalletReference, Type: "FIAT",
+	}
+	if a.Amount != nil {
+		d := money.FromMinor(*a.Amount, money.Currency(a.Currency))
+		m.Amount = &d
+	}
+	return m
+}
+
+func banksModel(dir *banks.Directory, country model.Country) []*model.Bank {
+	var out []*model.Bank
+	if country == model.CountryNg {
+		for _, b := range dir.Nigeria() {
+			slug := b.Slug
+			out = append(out, &model.Bank{Name: b.Name, Code: b.Code, Slug: &slug, Country: b.Country})
+		}
+		return out
+	}
+	for _, b := range dir.Ghana() {
+		id := b.ID
+		mb := &model.Bank{Name: b.Name, Code: b.Code, Country: "GH", ID: &id, Branches: make([]*model.BankBranch, len(b.Branches))}
+		for i, br := range b.Branches {
+			mb.Branches[i] = &model.BankBranch{ID: br.ID, BranchCode: br.BranchCode, BranchName: br.BranchName,
+				SwiftCode: br.SwiftCode, Bic: br.BIC, BankID: br.BankID}
+		}
+		out = append(out, mb)
+	}
+	return out
 }

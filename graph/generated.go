@@ -33,6 +33,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Wallet() WalletResolver
 }
 
 type DirectiveRoot struct {
@@ -44,6 +45,24 @@ type ComplexityRoot struct {
 		Currency  func(childComplexity int) int
 		Pending   func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
+	}
+
+	Bank struct {
+		Branches func(childComplexity int) int
+		Code     func(childComplexity int) int
+		Country  func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Slug     func(childComplexity int) int
+	}
+
+	BankBranch struct {
+		BankID     func(childComplexity int) int
+		Bic        func(childComplexity int) int
+		BranchCode func(childComplexity int) int
+		BranchName func(childComplexity int) int
+		ID         func(childComplexity int) int
+		SwiftCode  func(childComplexity int) int
 	}
 
 	Compliance struct {
@@ -61,6 +80,23 @@ type ComplexityRoot struct {
 		DocumentType     func(childComplexity int) int
 	}
 
+	FiatAccount struct {
+		AccountName      func(childComplexity int) int
+		AccountNumber    func(childComplexity int) int
+		AccountReference func(childComplexity int) int
+		AccountType      func(childComplexity int) int
+		Address          func(childComplexity int) int
+		Amount           func(childComplexity int) int
+		BankName         func(childComplexity int) int
+		Chain            func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		Tag              func(childComplexity int) int
+		Type             func(childComplexity int) int
+		URL              func(childComplexity int) int
+		WalletReference  func(childComplexity int) int
+	}
+
 	Merchant struct {
 		Email func(childComplexity int) int
 		ID    func(childComplexity int) int
@@ -69,8 +105,10 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateWallet func(childComplexity int, input model.CreateWalletInput) int
-		FundBalance  func(childComplexity int, input model.FundBalanceInput) int
+		CreateFiatAccount  func(childComplexity int, input model.CreateFiatAccountInput) int
+		CreateWallet       func(childComplexity int, input model.CreateWalletInput) int
+		FundBalance        func(childComplexity int, input model.FundBalanceInput) int
+		ResolveBankAccount func(childComplexity int, input model.ResolveBankAccountInput) int
 	}
 
 	PageInfo struct {
@@ -81,11 +119,19 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Balances     func(childComplexity int) int
+		Banks        func(childComplexity int, country model.Country) int
 		Me           func(childComplexity int) int
 		Transaction  func(childComplexity int, reference string) int
 		Transactions func(childComplexity int, first *int, after *string, filter *model.TransactionFilter) int
 		Wallet       func(childComplexity int, reference string) int
 		Wallets      func(childComplexity int, first *int, after *string) int
+	}
+
+	ResolvedBankAccount struct {
+		AccountName   func(childComplexity int) int
+		AccountNumber func(childComplexity int) int
+		BankCode      func(childComplexity int) int
+		BankName      func(childComplexity int) int
 	}
 
 	Transaction struct {
@@ -138,6 +184,7 @@ type ComplexityRoot struct {
 	}
 
 	Wallet struct {
+		Accounts        func(childComplexity int) int
 		Compliance      func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
 		FullName        func(childComplexity int) int
@@ -162,6 +209,8 @@ type ComplexityRoot struct {
 type MutationResolver interface {
 	CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.Wallet, error)
 	FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error)
+	CreateFiatAccount(ctx context.Context, input model.CreateFiatAccountInput) (*model.FiatAccount, error)
+	ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Merchant, error)
@@ -170,6 +219,10 @@ type QueryResolver interface {
 	Transaction(ctx context.Context, reference string) (*model.Transaction, error)
 	Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error)
 	Balances(ctx context.Context) ([]*model.Balance, error)
+	Banks(ctx context.Context, country model.Country) ([]*model.Bank, error)
+}
+type WalletResolver interface {
+	Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -214,6 +267,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Balance.UpdatedAt(childComplexity), true
+
+	case "Bank.branches":
+		if e.ComplexityRoot.Bank.Branches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.Branches(childComplexity), true
+	case "Bank.code":
+		if e.ComplexityRoot.Bank.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.Code(childComplexity), true
+	case "Bank.country":
+		if e.ComplexityRoot.Bank.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.Country(childComplexity), true
+	case "Bank.id":
+		if e.ComplexityRoot.Bank.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.ID(childComplexity), true
+	case "Bank.name":
+		if e.ComplexityRoot.Bank.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.Name(childComplexity), true
+	case "Bank.slug":
+		if e.ComplexityRoot.Bank.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Bank.Slug(childComplexity), true
+
+	case "BankBranch.bankId":
+		if e.ComplexityRoot.BankBranch.BankID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.BankID(childComplexity), true
+	case "BankBranch.bic":
+		if e.ComplexityRoot.BankBranch.Bic == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.Bic(childComplexity), true
+	case "BankBranch.branchCode":
+		if e.ComplexityRoot.BankBranch.BranchCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.BranchCode(childComplexity), true
+	case "BankBranch.branchName":
+		if e.ComplexityRoot.BankBranch.BranchName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.BranchName(childComplexity), true
+	case "BankBranch.id":
+		if e.ComplexityRoot.BankBranch.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.ID(childComplexity), true
+	case "BankBranch.swiftCode":
+		if e.ComplexityRoot.BankBranch.SwiftCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BankBranch.SwiftCode(childComplexity), true
 
 	case "Compliance.documents":
 		if e.ComplexityRoot.Compliance.Documents == nil {
@@ -271,6 +398,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Document.DocumentType(childComplexity), true
 
+	case "FiatAccount.accountName":
+		if e.ComplexityRoot.FiatAccount.AccountName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.AccountName(childComplexity), true
+	case "FiatAccount.accountNumber":
+		if e.ComplexityRoot.FiatAccount.AccountNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.AccountNumber(childComplexity), true
+	case "FiatAccount.accountReference":
+		if e.ComplexityRoot.FiatAccount.AccountReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.AccountReference(childComplexity), true
+	case "FiatAccount.accountType":
+		if e.ComplexityRoot.FiatAccount.AccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.AccountType(childComplexity), true
+	case "FiatAccount.address":
+		if e.ComplexityRoot.FiatAccount.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Address(childComplexity), true
+	case "FiatAccount.amount":
+		if e.ComplexityRoot.FiatAccount.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Amount(childComplexity), true
+	case "FiatAccount.bankName":
+		if e.ComplexityRoot.FiatAccount.BankName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.BankName(childComplexity), true
+	case "FiatAccount.chain":
+		if e.ComplexityRoot.FiatAccount.Chain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Chain(childComplexity), true
+	case "FiatAccount.currency":
+		if e.ComplexityRoot.FiatAccount.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Currency(childComplexity), true
+	case "FiatAccount.expiresAt":
+		if e.ComplexityRoot.FiatAccount.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.ExpiresAt(childComplexity), true
+	case "FiatAccount.tag":
+		if e.ComplexityRoot.FiatAccount.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Tag(childComplexity), true
+	case "FiatAccount.type":
+		if e.ComplexityRoot.FiatAccount.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.Type(childComplexity), true
+	case "FiatAccount.url":
+		if e.ComplexityRoot.FiatAccount.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.URL(childComplexity), true
+	case "FiatAccount.walletReference":
+		if e.ComplexityRoot.FiatAccount.WalletReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FiatAccount.WalletReference(childComplexity), true
+
 	case "Merchant.email":
 		if e.ComplexityRoot.Merchant.Email == nil {
 			break
@@ -296,6 +508,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Merchant.Name(childComplexity), true
 
+	case "Mutation.createFiatAccount":
+		if e.ComplexityRoot.Mutation.CreateFiatAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createFiatAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateFiatAccount(childComplexity, args["input"].(model.CreateFiatAccountInput)), true
 	case "Mutation.createWallet":
 		if e.ComplexityRoot.Mutation.CreateWallet == nil {
 			break
@@ -318,6 +541,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FundBalance(childComplexity, args["input"].(model.FundBalanceInput)), true
+	case "Mutation.resolveBankAccount":
+		if e.ComplexityRoot.Mutation.ResolveBankAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveBankAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveBankAccount(childComplexity, args["input"].(model.ResolveBankAccountInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -344,6 +578,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Balances(childComplexity), true
+	case "Query.banks":
+		if e.ComplexityRoot.Query.Banks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_banks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Banks(childComplexity, args["country"].(model.Country)), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -395,6 +640,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Wallets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+
+	case "ResolvedBankAccount.accountName":
+		if e.ComplexityRoot.ResolvedBankAccount.AccountName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedBankAccount.AccountName(childComplexity), true
+	case "ResolvedBankAccount.accountNumber":
+		if e.ComplexityRoot.ResolvedBankAccount.AccountNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedBankAccount.AccountNumber(childComplexity), true
+	case "ResolvedBankAccount.bankCode":
+		if e.ComplexityRoot.ResolvedBankAccount.BankCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedBankAccount.BankCode(childComplexity), true
+	case "ResolvedBankAccount.bankName":
+		if e.ComplexityRoot.ResolvedBankAccount.BankName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedBankAccount.BankName(childComplexity), true
 
 	case "Transaction.accountReference":
 		if e.ComplexityRoot.Transaction.AccountReference == nil {
@@ -639,6 +909,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TransactionEdge.Node(childComplexity), true
 
+	case "Wallet.accounts":
+		if e.ComplexityRoot.Wallet.Accounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wallet.Accounts(childComplexity), true
 	case "Wallet.compliance":
 		if e.ComplexityRoot.Wallet.Compliance == nil {
 			break
@@ -699,9 +975,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputComplianceInput,
+		ec.unmarshalInputCreateFiatAccountInput,
 		ec.unmarshalInputCreateWalletInput,
 		ec.unmarshalInputDocumentInput,
+		ec.unmarshalInputFiatAccountInput,
 		ec.unmarshalInputFundBalanceInput,
+		ec.unmarshalInputResolveBankAccountInput,
 		ec.unmarshalInputTransactionFilter,
 	)
 	first := true
@@ -826,7 +1105,98 @@ type Wallet {
   walletReference: String!
   fullName: String!
   compliance: Compliance!
+  "The wallet's fiat accounts, oldest first."
+  accounts: [FiatAccount!]!
   createdAt: Time!
+}
+
+enum AccountType {
+  STATIC
+  STATIC_DYNAMIC
+  DYNAMIC
+}
+
+enum RejectAmountCriteria {
+  NOT_EQUAL
+  GREATER_THAN_ONLY
+  LESS_THAN_ONLY
+  NONE
+}
+
+"A virtual bank account issued on a wallet (or the merchant's global account)."
+type FiatAccount {
+  accountType: AccountType!
+  accountReference: String!
+  currency: String!
+  amount: Decimal
+  expiresAt: Time
+  accountNumber: String!
+  accountName: String!
+  bankName: String!
+  walletReference: String
+  "Always FIAT."
+  type: String!
+  address: String
+  url: String
+  tag: String
+  chain: String
+}
+
+input FiatAccountInput {
+  accountType: AccountType!
+  "Generated when absent."
+  accountReference: String
+  "Only NGN."
+  currency: String!
+  "Dynamic accounts only."
+  amount: Decimal
+  "Dynamic accounts only: whole minutes from 1 to 60."
+  expiresAt: Int
+  "Dynamic accounts only; NOT_EQUAL by default."
+  rejectAmountCriteria: RejectAmountCriteria
+}
+
+input CreateFiatAccountInput {
+  "The owning wallet; absent for the merchant's global static_dynamic account."
+  walletReference: String
+  account: FiatAccountInput!
+  idempotencyKey: String
+}
+
+enum Country {
+  NG
+  GH
+}
+
+type BankBranch {
+  id: Int!
+  branchCode: String!
+  branchName: String!
+  swiftCode: String!
+  bic: String!
+  bankId: Int!
+}
+
+"A bank: Nigerian entries have slug and country; Ghanaian ones id and branches."
+type Bank {
+  name: String!
+  code: String!
+  slug: String
+  country: String!
+  id: Int
+  branches: [BankBranch!]
+}
+
+type ResolvedBankAccount {
+  bankName: String!
+  bankCode: String!
+  accountNumber: String!
+  accountName: String!
+}
+
+input ResolveBankAccountInput {
+  bank: String!
+  account: String!
 }
 
 type WalletEdge {
@@ -859,6 +1229,8 @@ input CreateWalletInput {
   "Generated when absent."
   walletReference: String
   compliance: ComplianceInput!
+  "An account to create with the wallet, in the same transaction."
+  account: FiatAccountInput
   "Replays the first answer to a repeat, like the Idempotency-Key header."
   idempotencyKey: String
 }
@@ -955,12 +1327,16 @@ type Query {
   transactions(first: Int, after: String, filter: TransactionFilter): TransactionConnection!
   "One entry per supported currency."
   balances: [Balance!]!
+  banks(country: Country!): [Bank!]!
 }
 
 type Mutation {
   createWallet(input: CreateWalletInput!): Wallet!
   "Sandbox only: credits the merchant's balance."
   fundBalance(input: FundBalanceInput!): Balance!
+  createFiatAccount(input: CreateFiatAccountInput!): FiatAccount!
+  "Nigerian accounts only."
+  resolveBankAccount(input: ResolveBankAccountInput!): ResolvedBankAccount!
 }
 `, BuiltIn: false},
 }
@@ -982,6 +1358,42 @@ func (ec *executionContext) childFields_Balance(ctx context.Context, field graph
 		return ec.fieldContext_Balance_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Balance", field.Name)
+}
+
+func (ec *executionContext) childFields_Bank(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Bank_name(ctx, field)
+	case "code":
+		return ec.fieldContext_Bank_code(ctx, field)
+	case "slug":
+		return ec.fieldContext_Bank_slug(ctx, field)
+	case "country":
+		return ec.fieldContext_Bank_country(ctx, field)
+	case "id":
+		return ec.fieldContext_Bank_id(ctx, field)
+	case "branches":
+		return ec.fieldContext_Bank_branches(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Bank", field.Name)
+}
+
+func (ec *executionContext) childFields_BankBranch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BankBranch_id(ctx, field)
+	case "branchCode":
+		return ec.fieldContext_BankBranch_branchCode(ctx, field)
+	case "branchName":
+		return ec.fieldContext_BankBranch_branchName(ctx, field)
+	case "swiftCode":
+		return ec.fieldContext_BankBranch_swiftCode(ctx, field)
+	case "bic":
+		return ec.fieldContext_BankBranch_bic(ctx, field)
+	case "bankId":
+		return ec.fieldContext_BankBranch_bankId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BankBranch", field.Name)
 }
 
 func (ec *executionContext) childFields_Compliance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1014,6 +1426,40 @@ func (ec *executionContext) childFields_Document(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Document", field.Name)
 }
 
+func (ec *executionContext) childFields_FiatAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "accountType":
+		return ec.fieldContext_FiatAccount_accountType(ctx, field)
+	case "accountReference":
+		return ec.fieldContext_FiatAccount_accountReference(ctx, field)
+	case "currency":
+		return ec.fieldContext_FiatAccount_currency(ctx, field)
+	case "amount":
+		return ec.fieldContext_FiatAccount_amount(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_FiatAccount_expiresAt(ctx, field)
+	case "accountNumber":
+		return ec.fieldContext_FiatAccount_accountNumber(ctx, field)
+	case "accountName":
+		return ec.fieldContext_FiatAccount_accountName(ctx, field)
+	case "bankName":
+		return ec.fieldContext_FiatAccount_bankName(ctx, field)
+	case "walletReference":
+		return ec.fieldContext_FiatAccount_walletReference(ctx, field)
+	case "type":
+		return ec.fieldContext_FiatAccount_type(ctx, field)
+	case "address":
+		return ec.fieldContext_FiatAccount_address(ctx, field)
+	case "url":
+		return ec.fieldContext_FiatAccount_url(ctx, field)
+	case "tag":
+		return ec.fieldContext_FiatAccount_tag(ctx, field)
+	case "chain":
+		return ec.fieldContext_FiatAccount_chain(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FiatAccount", field.Name)
+}
+
 func (ec *executionContext) childFields_Merchant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1038,6 +1484,20 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_ResolvedBankAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bankName":
+		return ec.fieldContext_ResolvedBankAccount_bankName(ctx, field)
+	case "bankCode":
+		return ec.fieldContext_ResolvedBankAccount_bankCode(ctx, field)
+	case "accountNumber":
+		return ec.fieldContext_ResolvedBankAccount_accountNumber(ctx, field)
+	case "accountName":
+		return ec.fieldContext_ResolvedBankAccount_accountName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResolvedBankAccount", field.Name)
 }
 
 func (ec *executionContext) childFields_Transaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1146,6 +1606,8 @@ func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphq
 		return ec.fieldContext_Wallet_fullName(ctx, field)
 	case "compliance":
 		return ec.fieldContext_Wallet_compliance(ctx, field)
+	case "accounts":
+		return ec.fieldContext_Wallet_accounts(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Wallet_createdAt(ctx, field)
 	}
@@ -1288,6 +1750,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_createFiatAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateFiatAccountInput, error) {
+			return ec.unmarshalNCreateFiatAccountInput2merchantpayᚋgraphᚋmodelᚐCreateFiatAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWallet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1316,6 +1792,20 @@ func (ec *executionContext) field_Mutation_fundBalance_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resolveBankAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResolveBankAccountInput, error) {
+			return ec.unmarshalNResolveBankAccountInput2merchantpayᚋgraphᚋmodelᚐResolveBankAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1327,6 +1817,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_banks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "country",
+		func(ctx context.Context, v any) (model.Country, error) {
+			return ec.unmarshalNCountry2merchantpayᚋgraphᚋmodelᚐCountry(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["country"] = arg0
 	return args, nil
 }
 
@@ -1562,6 +2066,291 @@ func (ec *executionContext) fieldContext_Balance_updatedAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Balance", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Bank_name(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Bank", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Bank_code(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Bank", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Bank_slug(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Bank", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Bank_country(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_country(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Country, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Bank", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Bank_id(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Bank", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Bank_branches(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Bank_branches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BankBranch) graphql.Marshaler {
+			return ec.marshalOBankBranch2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBankBranchᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Bank_branches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Bank",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BankBranch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BankBranch_id(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BankBranch_branchCode(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_branchCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BranchCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_branchCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BankBranch_branchName(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_branchName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BranchName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_branchName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BankBranch_swiftCode(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_swiftCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SwiftCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_swiftCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BankBranch_bic(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_bic(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bic, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_bic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BankBranch_bankId(ctx context.Context, field graphql.CollectedField, obj *model.BankBranch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BankBranch_bankId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BankID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BankBranch_bankId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BankBranch", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Compliance_phone(ctx context.Context, field graphql.CollectedField, obj *model.Compliance) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1778,6 +2567,328 @@ func (ec *executionContext) fieldContext_Document_documentNo(_ context.Context, 
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FiatAccount_accountType(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_accountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.AccountType) graphql.Marshaler {
+			return ec.marshalNAccountType2merchantpayᚋgraphᚋmodelᚐAccountType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_accountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type AccountType does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_accountReference(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_accountReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_accountReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_currency(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_amount(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_accountNumber(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_accountNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_accountNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_accountName(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_accountName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_accountName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_bankName(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_bankName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BankName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_bankName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_walletReference(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_walletReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WalletReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_walletReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_type(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_address(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_url(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_tag(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FiatAccount_chain(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FiatAccount_chain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Chain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FiatAccount_chain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Merchant_id(ctx context.Context, field graphql.CollectedField, obj *model.Merchant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1952,6 +3063,94 @@ func (ec *executionContext) fieldContext_Mutation_fundBalance(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_fundBalance_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createFiatAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createFiatAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateFiatAccount(ctx, fc.Args["input"].(model.CreateFiatAccountInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FiatAccount) graphql.Marshaler {
+			return ec.marshalNFiatAccount2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createFiatAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FiatAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createFiatAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveBankAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveBankAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveBankAccount(ctx, fc.Args["input"].(model.ResolveBankAccountInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResolvedBankAccount) graphql.Marshaler {
+			return ec.marshalNResolvedBankAccount2ᚖmerchantpayᚋgraphᚋmodelᚐResolvedBankAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveBankAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResolvedBankAccount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveBankAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -2267,6 +3466,50 @@ func (ec *executionContext) fieldContext_Query_balances(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_banks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_banks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Banks(ctx, fc.Args["country"].(model.Country))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Bank) graphql.Marshaler {
+			return ec.marshalNBank2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBankᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_banks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Bank(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_banks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2341,6 +3584,98 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ResolvedBankAccount_bankName(ctx context.Context, field graphql.CollectedField, obj *model.ResolvedBankAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolvedBankAccount_bankName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BankName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolvedBankAccount_bankName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResolvedBankAccount_bankCode(ctx context.Context, field graphql.CollectedField, obj *model.ResolvedBankAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolvedBankAccount_bankCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BankCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolvedBankAccount_bankCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResolvedBankAccount_accountNumber(ctx context.Context, field graphql.CollectedField, obj *model.ResolvedBankAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolvedBankAccount_accountNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolvedBankAccount_accountNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResolvedBankAccount_accountName(ctx context.Context, field graphql.CollectedField, obj *model.ResolvedBankAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolvedBankAccount_accountName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolvedBankAccount_accountName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Transaction_reference(ctx context.Context, field graphql.CollectedField, obj *model.Transaction) (ret graphql.Marshaler) {
@@ -3363,6 +4698,38 @@ func (ec *executionContext) fieldContext_Wallet_compliance(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Compliance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wallet_accounts(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wallet_accounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wallet().Accounts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FiatAccount) graphql.Marshaler {
+			return ec.marshalNFiatAccount2ᚕᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wallet_accounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wallet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FiatAccount(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4627,6 +5994,50 @@ func (ec *executionContext) unmarshalInputComplianceInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateFiatAccountInput(ctx context.Context, obj any) (model.CreateFiatAccountInput, error) {
+	var it model.CreateFiatAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"walletReference", "account", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "walletReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletReference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletReference = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalNFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context, obj any) (model.CreateWalletInput, error) {
 	var it model.CreateWalletInput
 	if obj == nil {
@@ -4638,7 +6049,7 @@ func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"walletReference", "compliance", "idempotencyKey"}
+	fieldsInOrder := [...]string{"walletReference", "compliance", "account", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4659,6 +6070,13 @@ func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context,
 				return it, err
 			}
 			it.Compliance = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalOFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -4722,6 +6140,71 @@ func (ec *executionContext) unmarshalInputDocumentInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFiatAccountInput(ctx context.Context, obj any) (model.FiatAccountInput, error) {
+	var it model.FiatAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"accountType", "accountReference", "currency", "amount", "expiresAt", "rejectAmountCriteria"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "accountType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountType"))
+			data, err := ec.unmarshalNAccountType2merchantpayᚋgraphᚋmodelᚐAccountType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountType = data
+		case "accountReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountReference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountReference = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "rejectAmountCriteria":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rejectAmountCriteria"))
+			data, err := ec.unmarshalORejectAmountCriteria2ᚖmerchantpayᚋgraphᚋmodelᚐRejectAmountCriteria(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RejectAmountCriteria = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputFundBalanceInput(ctx context.Context, obj any) (model.FundBalanceInput, error) {
 	var it model.FundBalanceInput
 	if obj == nil {
@@ -4761,6 +6244,43 @@ func (ec *executionContext) unmarshalInputFundBalanceInput(ctx context.Context, 
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputResolveBankAccountInput(ctx context.Context, obj any) (model.ResolveBankAccountInput, error) {
+	var it model.ResolveBankAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"bank", "account"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "bank":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bank"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bank = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
 		}
 	}
 	return it, nil
@@ -4841,6 +6361,132 @@ func (ec *executionContext) _Balance(ctx context.Context, sel ast.SelectionSet, 
 		case "updatedAt":
 			out.Values[i] = ec._Balance_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bankImplementors = []string{"Bank"}
+
+func (ec *executionContext) _Bank(ctx context.Context, sel ast.SelectionSet, obj *model.Bank) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bankImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Bank")
+		case "name":
+			out.Values[i] = ec._Bank_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._Bank_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slug":
+			out.Values[i] = ec._Bank_slug(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "country":
+			out.Values[i] = ec._Bank_country(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._Bank_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "branches":
+			out.Values[i] = ec._Bank_branches(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bankBranchImplementors = []string{"BankBranch"}
+
+func (ec *executionContext) _BankBranch(ctx context.Context, sel ast.SelectionSet, obj *model.BankBranch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bankBranchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BankBranch")
+		case "id":
+			out.Values[i] = ec._BankBranch_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "branchCode":
+			out.Values[i] = ec._BankBranch_branchCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "branchName":
+			out.Values[i] = ec._BankBranch_branchName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "swiftCode":
+			out.Values[i] = ec._BankBranch_swiftCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bic":
+			out.Values[i] = ec._BankBranch_bic(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bankId":
+			out.Values[i] = ec._BankBranch_bankId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -4975,6 +6621,109 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var fiatAccountImplementors = []string{"FiatAccount"}
+
+func (ec *executionContext) _FiatAccount(ctx context.Context, sel ast.SelectionSet, obj *model.FiatAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fiatAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FiatAccount")
+		case "accountType":
+			out.Values[i] = ec._FiatAccount_accountType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accountReference":
+			out.Values[i] = ec._FiatAccount_accountReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._FiatAccount_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._FiatAccount_amount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._FiatAccount_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "accountNumber":
+			out.Values[i] = ec._FiatAccount_accountNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accountName":
+			out.Values[i] = ec._FiatAccount_accountName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bankName":
+			out.Values[i] = ec._FiatAccount_bankName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "walletReference":
+			out.Values[i] = ec._FiatAccount_walletReference(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._FiatAccount_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "address":
+			out.Values[i] = ec._FiatAccount_address(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._FiatAccount_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tag":
+			out.Values[i] = ec._FiatAccount_tag(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "chain":
+			out.Values[i] = ec._FiatAccount_chain(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var merchantImplementors = []string{"Merchant"}
 
 func (ec *executionContext) _Merchant(ctx context.Context, sel ast.SelectionSet, obj *model.Merchant) graphql.Marshaler {
@@ -5058,6 +6807,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "fundBalance":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_fundBalance(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createFiatAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createFiatAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveBankAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveBankAccount(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -5283,6 +7046,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "banks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_banks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -5296,6 +7081,59 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var resolvedBankAccountImplementors = []string{"ResolvedBankAccount"}
+
+func (ec *executionContext) _ResolvedBankAccount(ctx context.Context, sel ast.SelectionSet, obj *model.ResolvedBankAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resolvedBankAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResolvedBankAccount")
+		case "bankName":
+			out.Values[i] = ec._ResolvedBankAccount_bankName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bankCode":
+			out.Values[i] = ec._ResolvedBankAccount_bankCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accountNumber":
+			out.Values[i] = ec._ResolvedBankAccount_accountNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accountName":
+			out.Values[i] = ec._ResolvedBankAccount_accountName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -5632,22 +7470,60 @@ func (ec *executionContext) _Wallet(ctx context.Context, sel ast.SelectionSet, o
 		case "walletReference":
 			out.Values[i] = ec._Wallet_walletReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fullName":
 			out.Values[i] = ec._Wallet_fullName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "compliance":
 			out.Values[i] = ec._Wallet_compliance(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "accounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wallet_accounts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Wallet_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -6148,6 +8024,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAccountType2merchantpayᚋgraphᚋmodelᚐAccountType(ctx context.Context, v any) (model.AccountType, error) {
+	var res model.AccountType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAccountType2merchantpayᚋgraphᚋmodelᚐAccountType(ctx context.Context, sel ast.SelectionSet, v model.AccountType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNBalance2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBalanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Balance) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -6172,6 +8058,42 @@ func (ec *executionContext) marshalNBalance2ᚖmerchantpayᚋgraphᚋmodelᚐBal
 		return graphql.Null
 	}
 	return ec._Balance(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBank2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBankᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Bank) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBank2ᚖmerchantpayᚋgraphᚋmodelᚐBank(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBank2ᚖmerchantpayᚋgraphᚋmodelᚐBank(ctx context.Context, sel ast.SelectionSet, v *model.Bank) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Bank(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBankBranch2ᚖmerchantpayᚋgraphᚋmodelᚐBankBranch(ctx context.Context, sel ast.SelectionSet, v *model.BankBranch) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BankBranch(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -6203,6 +8125,21 @@ func (ec *executionContext) marshalNCompliance2ᚖmerchantpayᚋgraphᚋmodelᚐ
 func (ec *executionContext) unmarshalNComplianceInput2ᚖmerchantpayᚋgraphᚋmodelᚐComplianceInput(ctx context.Context, v any) (*model.ComplianceInput, error) {
 	res, err := ec.unmarshalInputComplianceInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCountry2merchantpayᚋgraphᚋmodelᚐCountry(ctx context.Context, v any) (model.Country, error) {
+	var res model.Country
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCountry2merchantpayᚋgraphᚋmodelᚐCountry(ctx context.Context, sel ast.SelectionSet, v model.Country) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNCreateFiatAccountInput2merchantpayᚋgraphᚋmodelᚐCreateFiatAccountInput(ctx context.Context, v any) (model.CreateFiatAccountInput, error) {
+	res, err := ec.unmarshalInputCreateFiatAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCreateWalletInput2merchantpayᚋgraphᚋmodelᚐCreateWalletInput(ctx context.Context, v any) (model.CreateWalletInput, error) {
@@ -6271,6 +8208,37 @@ func (ec *executionContext) unmarshalNDocumentInput2ᚖmerchantpayᚋgraphᚋmod
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNFiatAccount2ᚕᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FiatAccount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFiatAccount2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFiatAccount2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccount(ctx context.Context, sel ast.SelectionSet, v *model.FiatAccount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FiatAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx context.Context, v any) (*model.FiatAccountInput, error) {
+	res, err := ec.unmarshalInputFiatAccountInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNFundBalanceInput2merchantpayᚋgraphᚋmodelᚐFundBalanceInput(ctx context.Context, v any) (model.FundBalanceInput, error) {
 	res, err := ec.unmarshalInputFundBalanceInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -6284,6 +8252,22 @@ func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (str
 func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalID(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -6320,6 +8304,21 @@ func (ec *executionContext) marshalNPageInfo2ᚖmerchantpayᚋgraphᚋmodelᚐPa
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResolveBankAccountInput2merchantpayᚋgraphᚋmodelᚐResolveBankAccountInput(ctx context.Context, v any) (model.ResolveBankAccountInput, error) {
+	res, err := ec.unmarshalInputResolveBankAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResolvedBankAccount2ᚖmerchantpayᚋgraphᚋmodelᚐResolvedBankAccount(ctx context.Context, sel ast.SelectionSet, v *model.ResolvedBankAccount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResolvedBankAccount(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -6606,6 +8605,25 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOBankBranch2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBankBranchᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BankBranch) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBankBranch2ᚖmerchantpayᚋgraphᚋmodelᚐBankBranch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -6654,6 +8672,14 @@ func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecim
 	return res
 }
 
+func (ec *executionContext) unmarshalOFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx context.Context, v any) (*model.FiatAccountInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputFiatAccountInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -6670,6 +8696,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalORejectAmountCriteria2ᚖmerchantpayᚋgraphᚋmodelᚐRejectAmountCriteria(ctx context.Context, v any) (*model.RejectAmountCriteria, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.RejectAmountCriteria)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORejectAmountCriteria2ᚖmerchantpayᚋgraphᚋmodelᚐRejectAmountCriteria(ctx context.Context, sel ast.SelectionSet, v *model.RejectAmountCriteria) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

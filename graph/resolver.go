@@ -3,8 +3,11 @@
 package graph
 
 import (
+	"merchantpay/internal/accounts"
+	"merchantpay/internal/banks"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 )
@@ -17,6 +20,9 @@ type Services struct {
 	Wallets      *wallets.Service
 	Transactions *transactions.Service
 	Ledger       *ledger.Service
+	Accounts     *accounts.Service
+	Banks        *banks.Directory
+	NameEnquiry  *rails.NameEnquiry
 }
 
 // Resolver is the root resolver.

@@ -7,10 +7,13 @@ package graph
 
 import (
 	"context"
+	"merchantpay/ent"
 	"merchantpay/graph/model"
+	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
 	"strings"
@@ -18,7 +21,12 @@ import (
 
 // CreateWallet is the resolver for the createWallet field.
 func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.Wallet, error) {
-	w, err := r.Svc.Wallets.Create(ctx, walletInput(input), nil)
+	var acc *accounts.CreateInput
+	if input.Account != nil {
+		in := accountInput(input.Account)
+		acc = &in
+	}
+	w, _, err := r.Svc.Accounts.CreateWallet(ctx, walletInput(input), acc)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +45,34 @@ func (r *mutationResolver) FundBalance(ctx context.Context, input model.FundBala
 		return nil, err
 	}
 	return balanceModel(b), nil
+}
+
+// CreateFiatAccount is the resolver for the createFiatAccount field.
+func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.CreateFiatAccountInput) (*model.FiatAccount, error) {
+	in := accountInput(input.Account)
+	var (
+		a   *ent.FiatAccount
+		err error
+	)
+	if input.WalletReference == nil {
+		a, err = r.Svc.Accounts.CreateGlobal(ctx, in)
+	} else {
+		a, err = r.Svc.Accounts.Create(ctx, *input.WalletReference, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return accountModel(a), nil
+}
+
+// ResolveBankAccount is the resolver for the resolveBankAccount field.
+func (r *mutationResolver) ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error) {
+	res, err := r.Svc.NameEnquiry.Resolve(ctx, rails.ResolveInput{Bank: &input.Bank, Account: &input.Account})
+	if err != nil {
+		return nil, err
+	}
+	return &model.ResolvedBankAccount{BankName: res.BankName, BankCode: res.BankCode,
+		AccountNumber: res.AccountNumber, AccountName: res.AccountName}, nil
 }
 
 // Me is the resolver for the me field.
@@ -130,13 +166,35 @@ func (r *queryResolver) Balances(ctx context.Context) ([]*model.Balance, error) 
 	return out, nil
 }
 
+// Banks is the resolver for the banks field.
+func (r *queryResolver) Banks(ctx context.Context, country model.Country) ([]*model.Bank, error) {
+	return banksModel(r.Svc.Banks, country), nil
+}
+
+// Accounts is the resolver for the accounts field.
+func (r *walletResolver) Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error) {
+	rows, err := r.Svc.Accounts.ForWalletReference(ctx, obj.WalletReference)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.FiatAccount, len(rows))
+	for i, a := range rows {
+		out[i] = accountModel(a)
+	}
+	return out, nil
+}
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Wallet returns WalletResolver implementation.
+func (r *Resolver) Wallet() WalletResolver { return &walletResolver{r} }
+
 type (
 	mutationResolver struct{ *Resolver }
 	queryResolver    struct{ *Resolver }
+	walletResolver   struct{ *Resolver }
 )

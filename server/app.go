@@ -11,6 +11,7 @@ import (
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/ledger"
@@ -52,6 +53,8 @@ type App struct {
 	// Rates serves indicative rates and quotes; swaps, withdrawals and
 	// deposits call its Consume.
 	Rates *rates.Service
+	// Deposits books incoming bank transfers into fiat accounts.
+	Deposits *deposits.Service
 
 	handler http.Handler
 	workers []Worker
@@ -106,6 +109,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
 	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
+	// No deposit fee by default (CONTRACT 5); deposits.Config is where an
+	// operator setting would go.
+	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{}); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if a.Rates, err = newRates(ctx, a); err != nil {
 		db.Close()
 		return nil, err
@@ -118,9 +127,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
 		Ops: &rest.Ops{Wallets: a.Wallets, Transactions: a.Transactions,
-			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger},
+			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
+			Deposits: a.Deposits},
 	})
-	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger}, limiter)
+	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
+		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	return a, nil

@@ -20,6 +20,25 @@ type Balance struct {
 	UpdatedAt *time.Time      `json:"updatedAt,omitempty"`
 }
 
+// A bank: Nigerian entries have slug and country; Ghanaian ones id and branches.
+type Bank struct {
+	Name     string        `json:"name"`
+	Code     string        `json:"code"`
+	Slug     *string       `json:"slug,omitempty"`
+	Country  string        `json:"country"`
+	ID       *int          `json:"id,omitempty"`
+	Branches []*BankBranch `json:"branches,omitempty"`
+}
+
+type BankBranch struct {
+	ID         int    `json:"id"`
+	BranchCode string `json:"branchCode"`
+	BranchName string `json:"branchName"`
+	SwiftCode  string `json:"swiftCode"`
+	Bic        string `json:"bic"`
+	BankID     int    `json:"bankId"`
+}
+
 type Compliance struct {
 	Phone     string      `json:"phone"`
 	Firstname string      `json:"firstname"`
@@ -36,10 +55,19 @@ type ComplianceInput struct {
 	Documents []*DocumentInput `json:"documents"`
 }
 
+type CreateFiatAccountInput struct {
+	// The owning wallet; absent for the merchant's global static_dynamic account.
+	WalletReference *string           `json:"walletReference,omitempty"`
+	Account         *FiatAccountInput `json:"account"`
+	IdempotencyKey  *string           `json:"idempotencyKey,omitempty"`
+}
+
 type CreateWalletInput struct {
 	// Generated when absent.
 	WalletReference *string          `json:"walletReference,omitempty"`
 	Compliance      *ComplianceInput `json:"compliance"`
+	// An account to create with the wallet, in the same transaction.
+	Account *FiatAccountInput `json:"account,omitempty"`
 	// Replays the first answer to a repeat, like the Idempotency-Key header.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -57,6 +85,39 @@ type DocumentInput struct {
 	// url or link
 	DocumentFileType string `json:"documentFileType"`
 	DocumentNo       string `json:"documentNo"`
+}
+
+// A virtual bank account issued on a wallet (or the merchant's global account).
+type FiatAccount struct {
+	AccountType      AccountType      `json:"accountType"`
+	AccountReference string           `json:"accountReference"`
+	Currency         string           `json:"currency"`
+	Amount           *decimal.Decimal `json:"amount,omitempty"`
+	ExpiresAt        *time.Time       `json:"expiresAt,omitempty"`
+	AccountNumber    string           `json:"accountNumber"`
+	AccountName      string           `json:"accountName"`
+	BankName         string           `json:"bankName"`
+	WalletReference  *string          `json:"walletReference,omitempty"`
+	// Always FIAT.
+	Type    string  `json:"type"`
+	Address *string `json:"address,omitempty"`
+	URL     *string `json:"url,omitempty"`
+	Tag     *string `json:"tag,omitempty"`
+	Chain   *string `json:"chain,omitempty"`
+}
+
+type FiatAccountInput struct {
+	AccountType AccountType `json:"accountType"`
+	// Generated when absent.
+	AccountReference *string `json:"accountReference,omitempty"`
+	// Only NGN.
+	Currency string `json:"currency"`
+	// Dynamic accounts only.
+	Amount *decimal.Decimal `json:"amount,omitempty"`
+	// Dynamic accounts only: whole minutes from 1 to 60.
+	ExpiresAt *int `json:"expiresAt,omitempty"`
+	// Dynamic accounts only; NOT_EQUAL by default.
+	RejectAmountCriteria *RejectAmountCriteria `json:"rejectAmountCriteria,omitempty"`
 }
 
 type FundBalanceInput struct {
@@ -83,6 +144,18 @@ type PageInfo struct {
 }
 
 type Query struct {
+}
+
+type ResolveBankAccountInput struct {
+	Bank    string `json:"bank"`
+	Account string `json:"account"`
+}
+
+type ResolvedBankAccount struct {
+	BankName      string `json:"bankName"`
+	BankCode      string `json:"bankCode"`
+	AccountNumber string `json:"accountNumber"`
+	AccountName   string `json:"accountName"`
 }
 
 // A deposit, withdrawal or swap: the REST Transaction in GraphQL naming.
@@ -145,7 +218,9 @@ type Wallet struct {
 	WalletReference string      `json:"walletReference"`
 	FullName        string      `json:"fullName"`
 	Compliance      *Compliance `json:"compliance"`
-	CreatedAt       time.Time   `json:"createdAt"`
+	// The wallet's fiat accounts, oldest first.
+	Accounts  []*FiatAccount `json:"accounts"`
+	CreatedAt time.Time      `json:"createdAt"`
 }
 
 type WalletConnection struct {
@@ -156,6 +231,118 @@ type WalletConnection struct {
 type WalletEdge struct {
 	Cursor string  `json:"cursor"`
 	Node   *Wallet `json:"node"`
+}
+
+type AccountType string
+
+const (
+	AccountTypeStatic        AccountType = "STATIC"
+	AccountTypeStaticDynamic AccountType = "STATIC_DYNAMIC"
+	AccountTypeDynamic       AccountType = "DYNAMIC"
+)
+
+var AllAccountType = []AccountType{
+	AccountTypeStatic,
+	AccountTypeStaticDynamic,
+	AccountTypeDynamic,
+}
+
+func (e AccountType) IsValid() bool {
+	switch e {
+	case AccountTypeStatic, AccountTypeStaticDynamic, AccountTypeDynamic:
+		return true
+	}
+	return false
+}
+
+func (e AccountType) String() string {
+	return string(e)
+}
+
+func (e *AccountType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AccountType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AccountType", str)
+	}
+	return nil
+}
+
+func (e AccountType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AccountType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AccountType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type Country string
+
+const (
+	CountryNg Country = "NG"
+	CountryGh Country = "GH"
+)
+
+var AllCountry = []Country{
+	CountryNg,
+	CountryGh,
+}
+
+func (e Country) IsValid() bool {
+	switch e {
+	case CountryNg, CountryGh:
+		return true
+	}
+	return false
+}
+
+func (e Country) String() string {
+	return string(e)
+}
+
+func (e *Country) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Country(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Country", str)
+	}
+	return nil
+}
+
+func (e Country) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Country) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Country) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type Mode string
@@ -208,6 +395,65 @@ func (e *Mode) UnmarshalJSON(b []byte) error {
 }
 
 func (e Mode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type RejectAmountCriteria string
+
+const (
+	RejectAmountCriteriaNotEqual        RejectAmountCriteria = "NOT_EQUAL"
+	RejectAmountCriteriaGreaterThanOnly RejectAmountCriteria = "GREATER_THAN_ONLY"
+	RejectAmountCriteriaLessThanOnly    RejectAmountCriteria = "LESS_THAN_ONLY"
+	RejectAmountCriteriaNone            RejectAmountCriteria = "NONE"
+)
+
+var AllRejectAmountCriteria = []RejectAmountCriteria{
+	RejectAmountCriteriaNotEqual,
+	RejectAmountCriteriaGreaterThanOnly,
+	RejectAmountCriteriaLessThanOnly,
+	RejectAmountCriteriaNone,
+}
+
+func (e RejectAmountCriteria) IsValid() bool {
+	switch e {
+	case RejectAmountCriteriaNotEqual, RejectAmountCriteriaGreaterThanOnly, RejectAmountCriteriaLessThanOnly, RejectAmountCriteriaNone:
+		return true
+	}
+	return false
+}
+
+func (e RejectAmountCriteria) String() string {
+	return string(e)
+}
+
+func (e *RejectAmountCriteria) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RejectAmountCriteria(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RejectAmountCriteria", str)
+	}
+	return nil
+}
+
+func (e RejectAmountCriteria) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RejectAmountCriteria) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RejectAmountCriteria) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -414,6 +414,14 @@ func (s *Service) ForWallet(ctx context.Context, w *ent.Wallet) ([]*ent.FiatAcco
 	return rows, store.Classify(err)
 }
 
+// ForWalletReference lists the accounts of the wallet with reference ref,
+// oldest first.
+func (s *Service) ForWalletReference(ctx context.Context, ref string) ([]*ent.FiatAccount, error) {
+	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletReference(ref)).
+		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
+	return rows, store.Classify(err)
+}
+
 // Get finds an account of the context's tenant by account_reference.
 func (s *Service) Get(ctx context.Context, ref string) (*ent.FiatAccount, error) {
 	a, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.Reference(ref)).Only(ctx)
