@@ -46,6 +46,7 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.60.1 // indirect
+	rsc.io/qr v0.2.0 // indirect
 )
 
 tool github.com/99designs/gqlgen
