@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/page"
+	"merchantpay/internal/rates"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/txview"
 	"merchantpay/internal/wallets"
@@ -159,4 +160,25 @@ func banksModel(dir *banks.Directory, country model.Country) []*model.Bank {
 		out = append(out, mb)
 	}
 	return out
+}
+
+func indicativeModel(r rates.Indicative) *model.IndicativeRate {
+	return &model.IndicativeRate{Fiat: string(r.Pair.Fiat), Asset: string(r.Pair.Asset),
+		FromCurrency: string(r.From), ToCurrency: string(r.To), Fee: r.Fee.Value,
+		FeeType: model.FeeType(r.Fee.Type), RefreshIn: int(r.RefreshIn), Rate: r.Rate, Market: model.Market(r.Side)}
+}
+
+func quoteModel(svc *rates.Service, q *ent.Quote) *model.Quote {
+	p := rates.QuotePair(q)
+	from, to := money.Currency(q.FromCurrency), money.Currency(q.ToCurrency)
+	return &model.Quote{
+		Reference: q.ID, FromCurrency: q.FromCurrency, ToCurrency: q.ToCurrency,
+		FromAmount: money.FromMinor(q.FromAmount, from), ToAmount: money.FromMinor(q.ToAmount, to),
+		ExpiresAt: q.ExpiresAt, SettlementTime: svc.SettlementMinutes(q),
+		Fee: money.FromMinor(q.Fee, to), FeeType: model.FeeTypeFlat, Rate: q.Rate,
+		TransactionType: model.QuoteTransactionType(strings.ToUpper(q.TransactionType)),
+		DepositMethod:   q.DepositMethod, WithdrawalMethod: q.WithdrawalMethod,
+		CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt, Fiat: string(p.Fiat), Asset: string(p.Asset),
+		RefreshIn: int(svc.RefreshIn(q)), Used: q.Used,
+	}
 }

@@ -97,6 +97,18 @@ type ComplexityRoot struct {
 		WalletReference  func(childComplexity int) int
 	}
 
+	IndicativeRate struct {
+		Asset        func(childComplexity int) int
+		Fee          func(childComplexity int) int
+		FeeType      func(childComplexity int) int
+		Fiat         func(childComplexity int) int
+		FromCurrency func(childComplexity int) int
+		Market       func(childComplexity int) int
+		Rate         func(childComplexity int) int
+		RefreshIn    func(childComplexity int) int
+		ToCurrency   func(childComplexity int) int
+	}
+
 	Merchant struct {
 		Email func(childComplexity int) int
 		ID    func(childComplexity int) int
@@ -106,8 +118,10 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateFiatAccount  func(childComplexity int, input model.CreateFiatAccountInput) int
+		CreateRate         func(childComplexity int, input model.CreateRateInput) int
 		CreateWallet       func(childComplexity int, input model.CreateWalletInput) int
 		FundBalance        func(childComplexity int, input model.FundBalanceInput) int
+		RefreshRate        func(childComplexity int, input model.RefreshRateInput) int
 		ResolveBankAccount func(childComplexity int, input model.ResolveBankAccountInput) int
 	}
 
@@ -117,14 +131,44 @@ type ComplexityRoot struct {
 		StartCursor func(childComplexity int) int
 	}
 
+	PairRates struct {
+		Buy  func(childComplexity int) int
+		Pair func(childComplexity int) int
+		Sell func(childComplexity int) int
+	}
+
 	Query struct {
 		Balances     func(childComplexity int) int
 		Banks        func(childComplexity int, country model.Country) int
 		Me           func(childComplexity int) int
+		Rate         func(childComplexity int, fromCurrency string, toCurrency string) int
+		Rates        func(childComplexity int) int
 		Transaction  func(childComplexity int, reference string) int
 		Transactions func(childComplexity int, first *int, after *string, filter *model.TransactionFilter) int
 		Wallet       func(childComplexity int, reference string) int
 		Wallets      func(childComplexity int, first *int, after *string) int
+	}
+
+	Quote struct {
+		Asset            func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		DepositMethod    func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		Fee              func(childComplexity int) int
+		FeeType          func(childComplexity int) int
+		Fiat             func(childComplexity int) int
+		FromAmount       func(childComplexity int) int
+		FromCurrency     func(childComplexity int) int
+		Rate             func(childComplexity int) int
+		Reference        func(childComplexity int) int
+		RefreshIn        func(childComplexity int) int
+		SettlementTime   func(childComplexity int) int
+		ToAmount         func(childComplexity int) int
+		ToCurrency       func(childComplexity int) int
+		TransactionType  func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		Used             func(childComplexity int) int
+		WithdrawalMethod func(childComplexity int) int
 	}
 
 	ResolvedBankAccount struct {
@@ -211,6 +255,8 @@ type MutationResolver interface {
 	FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error)
 	CreateFiatAccount(ctx context.Context, input model.CreateFiatAccountInput) (*model.FiatAccount, error)
 	ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error)
+	CreateRate(ctx context.Context, input model.CreateRateInput) (*model.Quote, error)
+	RefreshRate(ctx context.Context, input model.RefreshRateInput) (*model.Quote, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Merchant, error)
@@ -220,6 +266,8 @@ type QueryResolver interface {
 	Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error)
 	Balances(ctx context.Context) ([]*model.Balance, error)
 	Banks(ctx context.Context, country model.Country) ([]*model.Bank, error)
+	Rates(ctx context.Context) ([]*model.PairRates, error)
+	Rate(ctx context.Context, fromCurrency string, toCurrency string) (*model.IndicativeRate, error)
 }
 type WalletResolver interface {
 	Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error)
@@ -483,6 +531,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FiatAccount.WalletReference(childComplexity), true
 
+	case "IndicativeRate.asset":
+		if e.ComplexityRoot.IndicativeRate.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.Asset(childComplexity), true
+	case "IndicativeRate.fee":
+		if e.ComplexityRoot.IndicativeRate.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.Fee(childComplexity), true
+	case "IndicativeRate.feeType":
+		if e.ComplexityRoot.IndicativeRate.FeeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.FeeType(childComplexity), true
+	case "IndicativeRate.fiat":
+		if e.ComplexityRoot.IndicativeRate.Fiat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.Fiat(childComplexity), true
+	case "IndicativeRate.fromCurrency":
+		if e.ComplexityRoot.IndicativeRate.FromCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.FromCurrency(childComplexity), true
+	case "IndicativeRate.market":
+		if e.ComplexityRoot.IndicativeRate.Market == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.Market(childComplexity), true
+	case "IndicativeRate.rate":
+		if e.ComplexityRoot.IndicativeRate.Rate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.Rate(childComplexity), true
+	case "IndicativeRate.refreshIn":
+		if e.ComplexityRoot.IndicativeRate.RefreshIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.RefreshIn(childComplexity), true
+	case "IndicativeRate.toCurrency":
+		if e.ComplexityRoot.IndicativeRate.ToCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IndicativeRate.ToCurrency(childComplexity), true
+
 	case "Merchant.email":
 		if e.ComplexityRoot.Merchant.Email == nil {
 			break
@@ -519,6 +622,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateFiatAccount(childComplexity, args["input"].(model.CreateFiatAccountInput)), true
+	case "Mutation.createRate":
+		if e.ComplexityRoot.Mutation.CreateRate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRate(childComplexity, args["input"].(model.CreateRateInput)), true
 	case "Mutation.createWallet":
 		if e.ComplexityRoot.Mutation.CreateWallet == nil {
 			break
@@ -541,6 +655,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FundBalance(childComplexity, args["input"].(model.FundBalanceInput)), true
+	case "Mutation.refreshRate":
+		if e.ComplexityRoot.Mutation.RefreshRate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refreshRate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshRate(childComplexity, args["input"].(model.RefreshRateInput)), true
 	case "Mutation.resolveBankAccount":
 		if e.ComplexityRoot.Mutation.ResolveBankAccount == nil {
 			break
@@ -572,6 +697,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PairRates.buy":
+		if e.ComplexityRoot.PairRates.Buy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairRates.Buy(childComplexity), true
+	case "PairRates.pair":
+		if e.ComplexityRoot.PairRates.Pair == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairRates.Pair(childComplexity), true
+	case "PairRates.sell":
+		if e.ComplexityRoot.PairRates.Sell == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairRates.Sell(childComplexity), true
+
 	case "Query.balances":
 		if e.ComplexityRoot.Query.Balances == nil {
 			break
@@ -596,6 +740,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.rate":
+		if e.ComplexityRoot.Query.Rate == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Rate(childComplexity, args["fromCurrency"].(string), args["toCurrency"].(string)), true
+	case "Query.rates":
+		if e.ComplexityRoot.Query.Rates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Rates(childComplexity), true
 	case "Query.transaction":
 		if e.ComplexityRoot.Query.Transaction == nil {
 			break
@@ -640,6 +801,121 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Wallets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+
+	case "Quote.asset":
+		if e.ComplexityRoot.Quote.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Asset(childComplexity), true
+	case "Quote.createdAt":
+		if e.ComplexityRoot.Quote.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.CreatedAt(childComplexity), true
+	case "Quote.depositMethod":
+		if e.ComplexityRoot.Quote.DepositMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.DepositMethod(childComplexity), true
+	case "Quote.expiresAt":
+		if e.ComplexityRoot.Quote.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.ExpiresAt(childComplexity), true
+	case "Quote.fee":
+		if e.ComplexityRoot.Quote.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Fee(childComplexity), true
+	case "Quote.feeType":
+		if e.ComplexityRoot.Quote.FeeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.FeeType(childComplexity), true
+	case "Quote.fiat":
+		if e.ComplexityRoot.Quote.Fiat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Fiat(childComplexity), true
+	case "Quote.fromAmount":
+		if e.ComplexityRoot.Quote.FromAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.FromAmount(childComplexity), true
+	case "Quote.fromCurrency":
+		if e.ComplexityRoot.Quote.FromCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.FromCurrency(childComplexity), true
+	case "Quote.rate":
+		if e.ComplexityRoot.Quote.Rate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Rate(childComplexity), true
+	case "Quote.reference":
+		if e.ComplexityRoot.Quote.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Reference(childComplexity), true
+	case "Quote.refreshIn":
+		if e.ComplexityRoot.Quote.RefreshIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.RefreshIn(childComplexity), true
+	case "Quote.settlementTime":
+		if e.ComplexityRoot.Quote.SettlementTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.SettlementTime(childComplexity), true
+	case "Quote.toAmount":
+		if e.ComplexityRoot.Quote.ToAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.ToAmount(childComplexity), true
+	case "Quote.toCurrency":
+		if e.ComplexityRoot.Quote.ToCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.ToCurrency(childComplexity), true
+	case "Quote.transactionType":
+		if e.ComplexityRoot.Quote.TransactionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.TransactionType(childComplexity), true
+	case "Quote.updatedAt":
+		if e.ComplexityRoot.Quote.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.UpdatedAt(childComplexity), true
+	case "Quote.used":
+		if e.ComplexityRoot.Quote.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.Used(childComplexity), true
+	case "Quote.withdrawalMethod":
+		if e.ComplexityRoot.Quote.WithdrawalMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Quote.WithdrawalMethod(childComplexity), true
 
 	case "ResolvedBankAccount.accountName":
 		if e.ComplexityRoot.ResolvedBankAccount.AccountName == nil {
@@ -976,10 +1252,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputComplianceInput,
 		ec.unmarshalInputCreateFiatAccountInput,
+		ec.unmarshalInputCreateRateInput,
 		ec.unmarshalInputCreateWalletInput,
 		ec.unmarshalInputDocumentInput,
 		ec.unmarshalInputFiatAccountInput,
 		ec.unmarshalInputFundBalanceInput,
+		ec.unmarshalInputRefreshRateInput,
 		ec.unmarshalInputResolveBankAccountInput,
 		ec.unmarshalInputTransactionFilter,
 	)
@@ -1318,6 +1596,88 @@ input FundBalanceInput {
   idempotencyKey: String
 }
 
+enum Market {
+  BUY
+  SELL
+}
+
+enum FeeType {
+  FLAT
+  PERCENTAGE
+}
+
+enum QuoteTransactionType {
+  SWAP
+  DEPOSIT
+  WITHDRAWAL
+}
+
+"An indicative rate for one direction of a pair."
+type IndicativeRate {
+  fiat: String!
+  asset: String!
+  fromCurrency: String!
+  toCurrency: String!
+  "With feeType PERCENTAGE, a percentage of the amount."
+  fee: Decimal!
+  feeType: FeeType!
+  "Seconds until the rate may change."
+  refreshIn: Int!
+  "Units of the fiat per 1 unit of the asset."
+  rate: Decimal!
+  market: Market!
+}
+
+type PairRates {
+  pair: String!
+  buy: IndicativeRate!
+  sell: IndicativeRate!
+}
+
+"A created rate (quote): consumed at most once by a swap, withdrawal or deposit."
+type Quote {
+  reference: String!
+  fromCurrency: String!
+  toCurrency: String!
+  fromAmount: Decimal!
+  toAmount: Decimal!
+  expiresAt: Time!
+  "Swaps only: minutes until the swap settles."
+  settlementTime: Decimal
+  "The final fee, in toCurrency."
+  fee: Decimal!
+  feeType: FeeType!
+  rate: Decimal!
+  transactionType: QuoteTransactionType!
+  depositMethod: String
+  withdrawalMethod: String
+  createdAt: Time!
+  updatedAt: Time!
+  fiat: String!
+  asset: String!
+  refreshIn: Int!
+  used: Boolean!
+}
+
+input CreateRateInput {
+  fromCurrency: String!
+  toCurrency: String!
+  "Exactly one of fromAmount and toAmount."
+  fromAmount: Decimal
+  toAmount: Decimal
+  "SWAP by default."
+  transactionType: QuoteTransactionType
+  "crypto-pay, for crypto-pay deposit quotes."
+  depositMethod: String
+  withdrawalMethod: String
+  idempotencyKey: String
+}
+
+input RefreshRateInput {
+  reference: String!
+  idempotencyKey: String
+}
+
 type Query {
   me: Merchant!
   wallet(reference: String!): Wallet
@@ -1328,6 +1688,9 @@ type Query {
   "One entry per supported currency."
   balances: [Balance!]!
   banks(country: Country!): [Bank!]!
+  "Indicative rates of every pair enabled for the merchant."
+  rates: [PairRates!]!
+  rate(fromCurrency: String!, toCurrency: String!): IndicativeRate!
 }
 
 type Mutation {
@@ -1337,6 +1700,9 @@ type Mutation {
   createFiatAccount(input: CreateFiatAccountInput!): FiatAccount!
   "Nigerian accounts only."
   resolveBankAccount(input: ResolveBankAccountInput!): ResolvedBankAccount!
+  createRate(input: CreateRateInput!): Quote!
+  "Recomputes the quote at the current rate and extends its expiry."
+  refreshRate(input: RefreshRateInput!): Quote!
 }
 `, BuiltIn: false},
 }
@@ -1460,6 +1826,30 @@ func (ec *executionContext) childFields_FiatAccount(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type FiatAccount", field.Name)
 }
 
+func (ec *executionContext) childFields_IndicativeRate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fiat":
+		return ec.fieldContext_IndicativeRate_fiat(ctx, field)
+	case "asset":
+		return ec.fieldContext_IndicativeRate_asset(ctx, field)
+	case "fromCurrency":
+		return ec.fieldContext_IndicativeRate_fromCurrency(ctx, field)
+	case "toCurrency":
+		return ec.fieldContext_IndicativeRate_toCurrency(ctx, field)
+	case "fee":
+		return ec.fieldContext_IndicativeRate_fee(ctx, field)
+	case "feeType":
+		return ec.fieldContext_IndicativeRate_feeType(ctx, field)
+	case "refreshIn":
+		return ec.fieldContext_IndicativeRate_refreshIn(ctx, field)
+	case "rate":
+		return ec.fieldContext_IndicativeRate_rate(ctx, field)
+	case "market":
+		return ec.fieldContext_IndicativeRate_market(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IndicativeRate", field.Name)
+}
+
 func (ec *executionContext) childFields_Merchant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1484,6 +1874,62 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PairRates(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pair":
+		return ec.fieldContext_PairRates_pair(ctx, field)
+	case "buy":
+		return ec.fieldContext_PairRates_buy(ctx, field)
+	case "sell":
+		return ec.fieldContext_PairRates_sell(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PairRates", field.Name)
+}
+
+func (ec *executionContext) childFields_Quote(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reference":
+		return ec.fieldContext_Quote_reference(ctx, field)
+	case "fromCurrency":
+		return ec.fieldContext_Quote_fromCurrency(ctx, field)
+	case "toCurrency":
+		return ec.fieldContext_Quote_toCurrency(ctx, field)
+	case "fromAmount":
+		return ec.fieldContext_Quote_fromAmount(ctx, field)
+	case "toAmount":
+		return ec.fieldContext_Quote_toAmount(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Quote_expiresAt(ctx, field)
+	case "settlementTime":
+		return ec.fieldContext_Quote_settlementTime(ctx, field)
+	case "fee":
+		return ec.fieldContext_Quote_fee(ctx, field)
+	case "feeType":
+		return ec.fieldContext_Quote_feeType(ctx, field)
+	case "rate":
+		return ec.fieldContext_Quote_rate(ctx, field)
+	case "transactionType":
+		return ec.fieldContext_Quote_transactionType(ctx, field)
+	case "depositMethod":
+		return ec.fieldContext_Quote_depositMethod(ctx, field)
+	case "withdrawalMethod":
+		return ec.fieldContext_Quote_withdrawalMethod(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Quote_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Quote_updatedAt(ctx, field)
+	case "fiat":
+		return ec.fieldContext_Quote_fiat(ctx, field)
+	case "asset":
+		return ec.fieldContext_Quote_asset(ctx, field)
+	case "refreshIn":
+		return ec.fieldContext_Quote_refreshIn(ctx, field)
+	case "used":
+		return ec.fieldContext_Quote_used(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Quote", field.Name)
 }
 
 func (ec *executionContext) childFields_ResolvedBankAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1764,6 +2210,20 @@ func (ec *executionContext) field_Mutation_createFiatAccount_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createRate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateRateInput, error) {
+			return ec.unmarshalNCreateRateInput2merchantpayᚋgraphᚋmodelᚐCreateRateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWallet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1784,6 +2244,20 @@ func (ec *executionContext) field_Mutation_fundBalance_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.FundBalanceInput, error) {
 			return ec.unmarshalNFundBalanceInput2merchantpayᚋgraphᚋmodelᚐFundBalanceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_refreshRate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RefreshRateInput, error) {
+			return ec.unmarshalNRefreshRateInput2merchantpayᚋgraphᚋmodelᚐRefreshRateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1831,6 +2305,28 @@ func (ec *executionContext) field_Query_banks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["country"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "fromCurrency",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fromCurrency"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "toCurrency",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["toCurrency"] = arg1
 	return args, nil
 }
 
@@ -2889,6 +3385,213 @@ func (ec *executionContext) fieldContext_FiatAccount_chain(_ context.Context, fi
 	return graphql.NewScalarFieldContext("FiatAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _IndicativeRate_fiat(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_fiat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fiat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_fiat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_asset(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Asset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_fromCurrency(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_fromCurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromCurrency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_fromCurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_toCurrency(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_toCurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToCurrency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_toCurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_fee(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_feeType(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_feeType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FeeType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.FeeType) graphql.Marshaler {
+			return ec.marshalNFeeType2merchantpayᚋgraphᚋmodelᚐFeeType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_feeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type FeeType does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_refreshIn(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_refreshIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefreshIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_refreshIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_rate(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_rate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _IndicativeRate_market(ctx context.Context, field graphql.CollectedField, obj *model.IndicativeRate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IndicativeRate_market(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Market, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Market) graphql.Marshaler {
+			return ec.marshalNMarket2merchantpayᚋgraphᚋmodelᚐMarket(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IndicativeRate_market(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IndicativeRate", field, false, false, errors.New("field of type Market does not have child fields"))
+}
+
 func (ec *executionContext) _Merchant_id(ctx context.Context, field graphql.CollectedField, obj *model.Merchant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3157,6 +3860,94 @@ func (ec *executionContext) fieldContext_Mutation_resolveBankAccount(ctx context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createRate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRate(ctx, fc.Args["input"].(model.CreateRateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Quote) graphql.Marshaler {
+			return ec.marshalNQuote2ᚖmerchantpayᚋgraphᚋmodelᚐQuote(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Quote(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createRate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refreshRate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefreshRate(ctx, fc.Args["input"].(model.RefreshRateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Quote) graphql.Marshaler {
+			return ec.marshalNQuote2ᚖmerchantpayᚋgraphᚋmodelᚐQuote(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshRate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Quote(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refreshRate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3224,6 +4015,93 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairRates_pair(ctx context.Context, field graphql.CollectedField, obj *model.PairRates) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairRates_pair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairRates_pair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairRates", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairRates_buy(ctx context.Context, field graphql.CollectedField, obj *model.PairRates) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairRates_buy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Buy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IndicativeRate) graphql.Marshaler {
+			return ec.marshalNIndicativeRate2ᚖmerchantpayᚋgraphᚋmodelᚐIndicativeRate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairRates_buy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PairRates",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IndicativeRate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PairRates_sell(ctx context.Context, field graphql.CollectedField, obj *model.PairRates) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairRates_sell(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sell, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IndicativeRate) graphql.Marshaler {
+			return ec.marshalNIndicativeRate2ᚖmerchantpayᚋgraphᚋmodelᚐIndicativeRate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairRates_sell(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PairRates",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IndicativeRate(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3510,6 +4388,82 @@ func (ec *executionContext) fieldContext_Query_banks(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_rates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Rates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PairRates) graphql.Marshaler {
+			return ec.marshalNPairRates2ᚕᚖmerchantpayᚋgraphᚋmodelᚐPairRatesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PairRates(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Rate(ctx, fc.Args["fromCurrency"].(string), fc.Args["toCurrency"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IndicativeRate) graphql.Marshaler {
+			return ec.marshalNIndicativeRate2ᚖmerchantpayᚋgraphᚋmodelᚐIndicativeRate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IndicativeRate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3584,6 +4538,443 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Quote_reference(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_fromCurrency(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_fromCurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromCurrency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_fromCurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_toCurrency(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_toCurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToCurrency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_toCurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_fromAmount(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_fromAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_fromAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_toAmount(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_toAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_toAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_settlementTime(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_settlementTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SettlementTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_settlementTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_fee(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_feeType(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_feeType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FeeType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.FeeType) graphql.Marshaler {
+			return ec.marshalNFeeType2merchantpayᚋgraphᚋmodelᚐFeeType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_feeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type FeeType does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_rate(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_rate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_transactionType(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_transactionType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransactionType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.QuoteTransactionType) graphql.Marshaler {
+			return ec.marshalNQuoteTransactionType2merchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_transactionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type QuoteTransactionType does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_depositMethod(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_depositMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepositMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_depositMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_withdrawalMethod(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_withdrawalMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithdrawalMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_withdrawalMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_fiat(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_fiat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fiat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_fiat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_asset(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Asset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_refreshIn(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_refreshIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefreshIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_refreshIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Quote_used(ctx context.Context, field graphql.CollectedField, obj *model.Quote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Quote_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Quote_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Quote", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ResolvedBankAccount_bankName(ctx context.Context, field graphql.CollectedField, obj *model.ResolvedBankAccount) (ret graphql.Marshaler) {
@@ -6038,6 +7429,85 @@ func (ec *executionContext) unmarshalInputCreateFiatAccountInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateRateInput(ctx context.Context, obj any) (model.CreateRateInput, error) {
+	var it model.CreateRateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"fromCurrency", "toCurrency", "fromAmount", "toAmount", "transactionType", "depositMethod", "withdrawalMethod", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "fromCurrency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fromCurrency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FromCurrency = data
+		case "toCurrency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toCurrency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToCurrency = data
+		case "fromAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fromAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FromAmount = data
+		case "toAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToAmount = data
+		case "transactionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("transactionType"))
+			data, err := ec.unmarshalOQuoteTransactionType2ᚖmerchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TransactionType = data
+		case "depositMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("depositMethod"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DepositMethod = data
+		case "withdrawalMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("withdrawalMethod"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WithdrawalMethod = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context, obj any) (model.CreateWalletInput, error) {
 	var it model.CreateWalletInput
 	if obj == nil {
@@ -6237,6 +7707,43 @@ func (ec *executionContext) unmarshalInputFundBalanceInput(ctx context.Context, 
 				return it, err
 			}
 			it.Amount = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRefreshRateInput(ctx context.Context, obj any) (model.RefreshRateInput, error) {
+	var it model.RefreshRateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"reference", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "reference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reference = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -6724,6 +8231,84 @@ func (ec *executionContext) _FiatAccount(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var indicativeRateImplementors = []string{"IndicativeRate"}
+
+func (ec *executionContext) _IndicativeRate(ctx context.Context, sel ast.SelectionSet, obj *model.IndicativeRate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, indicativeRateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IndicativeRate")
+		case "fiat":
+			out.Values[i] = ec._IndicativeRate_fiat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asset":
+			out.Values[i] = ec._IndicativeRate_asset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromCurrency":
+			out.Values[i] = ec._IndicativeRate_fromCurrency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toCurrency":
+			out.Values[i] = ec._IndicativeRate_toCurrency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._IndicativeRate_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "feeType":
+			out.Values[i] = ec._IndicativeRate_feeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshIn":
+			out.Values[i] = ec._IndicativeRate_refreshIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rate":
+			out.Values[i] = ec._IndicativeRate_rate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "market":
+			out.Values[i] = ec._IndicativeRate_market(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var merchantImplementors = []string{"Merchant"}
 
 func (ec *executionContext) _Merchant(ctx context.Context, sel ast.SelectionSet, obj *model.Merchant) graphql.Marshaler {
@@ -6825,6 +8410,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createRate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshRate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshRate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6871,6 +8470,54 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "startCursor":
 			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pairRatesImplementors = []string{"PairRates"}
+
+func (ec *executionContext) _PairRates(ctx context.Context, sel ast.SelectionSet, obj *model.PairRates) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pairRatesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PairRates")
+		case "pair":
+			out.Values[i] = ec._PairRates_pair(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "buy":
+			out.Values[i] = ec._PairRates_buy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sell":
+			out.Values[i] = ec._PairRates_sell(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -7068,6 +8715,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rates":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rates(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rate(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7081,6 +8772,134 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var quoteImplementors = []string{"Quote"}
+
+func (ec *executionContext) _Quote(ctx context.Context, sel ast.SelectionSet, obj *model.Quote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Quote")
+		case "reference":
+			out.Values[i] = ec._Quote_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromCurrency":
+			out.Values[i] = ec._Quote_fromCurrency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toCurrency":
+			out.Values[i] = ec._Quote_toCurrency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromAmount":
+			out.Values[i] = ec._Quote_fromAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toAmount":
+			out.Values[i] = ec._Quote_toAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Quote_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "settlementTime":
+			out.Values[i] = ec._Quote_settlementTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._Quote_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "feeType":
+			out.Values[i] = ec._Quote_feeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rate":
+			out.Values[i] = ec._Quote_rate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transactionType":
+			out.Values[i] = ec._Quote_transactionType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depositMethod":
+			out.Values[i] = ec._Quote_depositMethod(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "withdrawalMethod":
+			out.Values[i] = ec._Quote_withdrawalMethod(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Quote_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Quote_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fiat":
+			out.Values[i] = ec._Quote_fiat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asset":
+			out.Values[i] = ec._Quote_asset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshIn":
+			out.Values[i] = ec._Quote_refreshIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "used":
+			out.Values[i] = ec._Quote_used(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -8142,6 +9961,11 @@ func (ec *executionContext) unmarshalNCreateFiatAccountInput2merchantpayᚋgraph
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateRateInput2merchantpayᚋgraphᚋmodelᚐCreateRateInput(ctx context.Context, v any) (model.CreateRateInput, error) {
+	res, err := ec.unmarshalInputCreateRateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateWalletInput2merchantpayᚋgraphᚋmodelᚐCreateWalletInput(ctx context.Context, v any) (model.CreateWalletInput, error) {
 	res, err := ec.unmarshalInputCreateWalletInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8208,6 +10032,16 @@ func (ec *executionContext) unmarshalNDocumentInput2ᚖmerchantpayᚋgraphᚋmod
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFeeType2merchantpayᚋgraphᚋmodelᚐFeeType(ctx context.Context, v any) (model.FeeType, error) {
+	var res model.FeeType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFeeType2merchantpayᚋgraphᚋmodelᚐFeeType(ctx context.Context, sel ast.SelectionSet, v model.FeeType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNFiatAccount2ᚕᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FiatAccount) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -8260,6 +10094,16 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNIndicativeRate2ᚖmerchantpayᚋgraphᚋmodelᚐIndicativeRate(ctx context.Context, sel ast.SelectionSet, v *model.IndicativeRate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IndicativeRate(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8274,6 +10118,16 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNMarket2merchantpayᚋgraphᚋmodelᚐMarket(ctx context.Context, v any) (model.Market, error) {
+	var res model.Market
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMarket2merchantpayᚋgraphᚋmodelᚐMarket(ctx context.Context, sel ast.SelectionSet, v model.Market) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNMerchant2ᚖmerchantpayᚋgraphᚋmodelᚐMerchant(ctx context.Context, sel ast.SelectionSet, v *model.Merchant) graphql.Marshaler {
@@ -8304,6 +10158,57 @@ func (ec *executionContext) marshalNPageInfo2ᚖmerchantpayᚋgraphᚋmodelᚐPa
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPairRates2ᚕᚖmerchantpayᚋgraphᚋmodelᚐPairRatesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PairRates) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPairRates2ᚖmerchantpayᚋgraphᚋmodelᚐPairRates(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPairRates2ᚖmerchantpayᚋgraphᚋmodelᚐPairRates(ctx context.Context, sel ast.SelectionSet, v *model.PairRates) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PairRates(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuote2ᚖmerchantpayᚋgraphᚋmodelᚐQuote(ctx context.Context, sel ast.SelectionSet, v *model.Quote) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Quote(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNQuoteTransactionType2merchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx context.Context, v any) (model.QuoteTransactionType, error) {
+	var res model.QuoteTransactionType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQuoteTransactionType2merchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx context.Context, sel ast.SelectionSet, v model.QuoteTransactionType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRefreshRateInput2merchantpayᚋgraphᚋmodelᚐRefreshRateInput(ctx context.Context, v any) (model.RefreshRateInput, error) {
+	res, err := ec.unmarshalInputRefreshRateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNResolveBankAccountInput2merchantpayᚋgraphᚋmodelᚐResolveBankAccountInput(ctx context.Context, v any) (model.ResolveBankAccountInput, error) {
@@ -8696,6 +10601,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOQuoteTransactionType2ᚖmerchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx context.Context, v any) (*model.QuoteTransactionType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.QuoteTransactionType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuoteTransactionType2ᚖmerchantpayᚋgraphᚋmodelᚐQuoteTransactionType(ctx context.Context, sel ast.SelectionSet, v *model.QuoteTransactionType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalORejectAmountCriteria2ᚖmerchantpayᚋgraphᚋmodelᚐRejectAmountCriteria(ctx context.Context, v any) (*model.RejectAmountCriteria, error) {

@@ -8,6 +8,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rates"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 )
@@ -23,6 +24,7 @@ type Services struct {
 	Accounts     *accounts.Service
 	Banks        *banks.Directory
 	NameEnquiry  *rails.NameEnquiry
+	Rates        *rates.Service
 }
 
 // Resolver is the root resolver.

@@ -14,6 +14,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rates"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
 	"strings"
@@ -73,6 +74,31 @@ func (r *mutationResolver) ResolveBankAccount(ctx context.Context, input model.R
 	}
 	return &model.ResolvedBankAccount{BankName: res.BankName, BankCode: res.BankCode,
 		AccountNumber: res.AccountNumber, AccountName: res.AccountName}, nil
+}
+
+// CreateRate is the resolver for the createRate field.
+func (r *mutationResolver) CreateRate(ctx context.Context, input model.CreateRateInput) (*model.Quote, error) {
+	in := rates.CreateInput{FromCurrency: &input.FromCurrency, ToCurrency: &input.ToCurrency,
+		FromAmount: input.FromAmount, ToAmount: input.ToAmount,
+		DepositMethod: input.DepositMethod, WithdrawalMethod: input.WithdrawalMethod}
+	if input.TransactionType != nil {
+		tt := strings.ToLower(string(*input.TransactionType))
+		in.TransactionType = &tt
+	}
+	q, err := r.Svc.Rates.Create(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return quoteModel(r.Svc.Rates, q), nil
+}
+
+// RefreshRate is the resolver for the refreshRate field.
+func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshRateInput) (*model.Quote, error) {
+	q, err := r.Svc.Rates.Refresh(ctx, input.Reference)
+	if err != nil {
+		return nil, err
+	}
+	return quoteModel(r.Svc.Rates, q), nil
 }
 
 // Me is the resolver for the me field.
@@ -169,6 +195,28 @@ func (r *queryResolver) Balances(ctx context.Context) ([]*model.Balance, error) 
 // Banks is the resolver for the banks field.
 func (r *queryResolver) Banks(ctx context.Context, country model.Country) ([]*model.Bank, error) {
 	return banksModel(r.Svc.Banks, country), nil
+}
+
+// Rates is the resolver for the rates field.
+func (r *queryResolver) Rates(ctx context.Context) ([]*model.PairRates, error) {
+	list, err := r.Svc.Rates.Rates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.PairRates, len(list))
+	for i, pr := range list {
+		out[i] = &model.PairRates{Pair: pr.Pair.String(), Buy: indicativeModel(pr.Buy), Sell: indicativeModel(pr.Sell)}
+	}
+	return out, nil
+}
+
+// Rate is the resolver for the rate field.
+func (r *queryResolver) Rate(ctx context.Context, fromCurrency string, toCurrency string) (*model.IndicativeRate, error) {
+	ir, err := r.Svc.Rates.Rate(ctx, rates.RateQuery{FromCurrency: &fromCurrency, ToCurrency: &toCurrency})
+	if err != nil {
+		return nil, err
+	}
+	return indicativeModel(ir), nil
 }
 
 // Accounts is the resolver for the accounts field.

@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 			Deposits: a.Deposits},
 	})
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
-		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry}, limiter)
+		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	return a, nil

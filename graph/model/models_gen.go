@@ -62,6 +62,20 @@ type CreateFiatAccountInput struct {
 	IdempotencyKey  *string           `json:"idempotencyKey,omitempty"`
 }
 
+type CreateRateInput struct {
+	FromCurrency string `json:"fromCurrency"`
+	ToCurrency   string `json:"toCurrency"`
+	// Exactly one of fromAmount and toAmount.
+	FromAmount *decimal.Decimal `json:"fromAmount,omitempty"`
+	ToAmount   *decimal.Decimal `json:"toAmount,omitempty"`
+	// SWAP by default.
+	TransactionType *QuoteTransactionType `json:"transactionType,omitempty"`
+	// crypto-pay, for crypto-pay deposit quotes.
+	DepositMethod    *string `json:"depositMethod,omitempty"`
+	WithdrawalMethod *string `json:"withdrawalMethod,omitempty"`
+	IdempotencyKey   *string `json:"idempotencyKey,omitempty"`
+}
+
 type CreateWalletInput struct {
 	// Generated when absent.
 	WalletReference *string          `json:"walletReference,omitempty"`
@@ -126,6 +140,22 @@ type FundBalanceInput struct {
 	IdempotencyKey *string         `json:"idempotencyKey,omitempty"`
 }
 
+// An indicative rate for one direction of a pair.
+type IndicativeRate struct {
+	Fiat         string `json:"fiat"`
+	Asset        string `json:"asset"`
+	FromCurrency string `json:"fromCurrency"`
+	ToCurrency   string `json:"toCurrency"`
+	// With feeType PERCENTAGE, a percentage of the amount.
+	Fee     decimal.Decimal `json:"fee"`
+	FeeType FeeType         `json:"feeType"`
+	// Seconds until the rate may change.
+	RefreshIn int `json:"refreshIn"`
+	// Units of the fiat per 1 unit of the asset.
+	Rate   decimal.Decimal `json:"rate"`
+	Market Market          `json:"market"`
+}
+
 // The authenticated merchant, in the mode of the key.
 type Merchant struct {
 	ID    string `json:"id"`
@@ -143,7 +173,43 @@ type PageInfo struct {
 	StartCursor *string `json:"startCursor,omitempty"`
 }
 
+type PairRates struct {
+	Pair string          `json:"pair"`
+	Buy  *IndicativeRate `json:"buy"`
+	Sell *IndicativeRate `json:"sell"`
+}
+
 type Query struct {
+}
+
+// A created rate (quote): consumed at most once by a swap, withdrawal or deposit.
+type Quote struct {
+	Reference    string          `json:"reference"`
+	FromCurrency string          `json:"fromCurrency"`
+	ToCurrency   string          `json:"toCurrency"`
+	FromAmount   decimal.Decimal `json:"fromAmount"`
+	ToAmount     decimal.Decimal `json:"toAmount"`
+	ExpiresAt    time.Time       `json:"expiresAt"`
+	// Swaps only: minutes until the swap settles.
+	SettlementTime *decimal.Decimal `json:"settlementTime,omitempty"`
+	// The final fee, in toCurrency.
+	Fee              decimal.Decimal      `json:"fee"`
+	FeeType          FeeType              `json:"feeType"`
+	Rate             decimal.Decimal      `json:"rate"`
+	TransactionType  QuoteTransactionType `json:"transactionType"`
+	DepositMethod    *string              `json:"depositMethod,omitempty"`
+	WithdrawalMethod *string              `json:"withdrawalMethod,omitempty"`
+	CreatedAt        time.Time            `json:"createdAt"`
+	UpdatedAt        time.Time            `json:"updatedAt"`
+	Fiat             string               `json:"fiat"`
+	Asset            string               `json:"asset"`
+	RefreshIn        int                  `json:"refreshIn"`
+	Used             bool                 `json:"used"`
+}
+
+type RefreshRateInput struct {
+	Reference      string  `json:"reference"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type ResolveBankAccountInput struct {
@@ -345,6 +411,116 @@ func (e Country) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type FeeType string
+
+const (
+	FeeTypeFlat       FeeType = "FLAT"
+	FeeTypePercentage FeeType = "PERCENTAGE"
+)
+
+var AllFeeType = []FeeType{
+	FeeTypeFlat,
+	FeeTypePercentage,
+}
+
+func (e FeeType) IsValid() bool {
+	switch e {
+	case FeeTypeFlat, FeeTypePercentage:
+		return true
+	}
+	return false
+}
+
+func (e FeeType) String() string {
+	return string(e)
+}
+
+func (e *FeeType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FeeType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FeeType", str)
+	}
+	return nil
+}
+
+func (e FeeType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FeeType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FeeType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type Market string
+
+const (
+	MarketBuy  Market = "BUY"
+	MarketSell Market = "SELL"
+)
+
+var AllMarket = []Market{
+	MarketBuy,
+	MarketSell,
+}
+
+func (e Market) IsValid() bool {
+	switch e {
+	case MarketBuy, MarketSell:
+		return true
+	}
+	return false
+}
+
+func (e Market) String() string {
+	return string(e)
+}
+
+func (e *Market) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Market(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Market", str)
+	}
+	return nil
+}
+
+func (e Market) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Market) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Market) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type Mode string
 
 const (
@@ -395,6 +571,63 @@ func (e *Mode) UnmarshalJSON(b []byte) error {
 }
 
 func (e Mode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type QuoteTransactionType string
+
+const (
+	QuoteTransactionTypeSwap       QuoteTransactionType = "SWAP"
+	QuoteTransactionTypeDeposit    QuoteTransactionType = "DEPOSIT"
+	QuoteTransactionTypeWithdrawal QuoteTransactionType = "WITHDRAWAL"
+)
+
+var AllQuoteTransactionType = []QuoteTransactionType{
+	QuoteTransactionTypeSwap,
+	QuoteTransactionTypeDeposit,
+	QuoteTransactionTypeWithdrawal,
+}
+
+func (e QuoteTransactionType) IsValid() bool {
+	switch e {
+	case QuoteTransactionTypeSwap, QuoteTransactionTypeDeposit, QuoteTransactionTypeWithdrawal:
+		return true
+	}
+	return false
+}
+
+func (e QuoteTransactionType) String() string {
+	return string(e)
+}
+
+func (e *QuoteTransactionType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = QuoteTransactionType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid QuoteTransactionType", str)
+	}
+	return nil
+}
+
+func (e QuoteTransactionType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *QuoteTransactionType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e QuoteTransactionType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
