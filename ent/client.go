@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/migrate"
 
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
@@ -42,6 +43,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// CryptoPayEnrolment is the client for interacting with the CryptoPayEnrolment builders.
+	CryptoPayEnrolment *CryptoPayEnrolmentClient
 	// EmailNotification is the client for interacting with the EmailNotification builders.
 	EmailNotification *EmailNotificationClient
 	// Event is the client for interacting with the Event builders.
@@ -84,6 +87,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(c.config)
 	c.EmailNotification = NewEmailNotificationClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.FiatAccount = NewFiatAccountClient(c.config)
@@ -189,24 +193,25 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIKey:            NewAPIKeyClient(cfg),
-		EmailNotification: NewEmailNotificationClient(cfg),
-		Event:             NewEventClient(cfg),
-		FiatAccount:       NewFiatAccountClient(cfg),
-		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
-		LedgerAccount:     NewLedgerAccountClient(cfg),
-		LedgerEntry:       NewLedgerEntryClient(cfg),
-		Merchant:          NewMerchantClient(cfg),
-		MerchantPair:      NewMerchantPairClient(cfg),
-		Pair:              NewPairClient(cfg),
-		Quote:             NewQuoteClient(cfg),
-		Transaction:       NewTransactionClient(cfg),
-		Wallet:            NewWalletClient(cfg),
-		WebhookAttempt:    NewWebhookAttemptClient(cfg),
-		WebhookDelivery:   NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:   NewWebhookEndpointClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		APIKey:             NewAPIKeyClient(cfg),
+		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
+		EmailNotification:  NewEmailNotificationClient(cfg),
+		Event:              NewEventClient(cfg),
+		FiatAccount:        NewFiatAccountClient(cfg),
+		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
+		LedgerAccount:      NewLedgerAccountClient(cfg),
+		LedgerEntry:        NewLedgerEntryClient(cfg),
+		Merchant:           NewMerchantClient(cfg),
+		MerchantPair:       NewMerchantPairClient(cfg),
+		Pair:               NewPairClient(cfg),
+		Quote:              NewQuoteClient(cfg),
+		Transaction:        NewTransactionClient(cfg),
+		Wallet:             NewWalletClient(cfg),
+		WebhookAttempt:     NewWebhookAttemptClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -224,24 +229,25 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIKey:            NewAPIKeyClient(cfg),
-		EmailNotification: NewEmailNotificationClient(cfg),
-		Event:             NewEventClient(cfg),
-		FiatAccount:       NewFiatAccountClient(cfg),
-		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
-		LedgerAccount:     NewLedgerAccountClient(cfg),
-		LedgerEntry:       NewLedgerEntryClient(cfg),
-		Merchant:          NewMerchantClient(cfg),
-		MerchantPair:      NewMerchantPairClient(cfg),
-		Pair:              NewPairClient(cfg),
-		Quote:             NewQuoteClient(cfg),
-		Transaction:       NewTransactionClient(cfg),
-		Wallet:            NewWalletClient(cfg),
-		WebhookAttempt:    NewWebhookAttemptClient(cfg),
-		WebhookDelivery:   NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:   NewWebhookEndpointClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		APIKey:             NewAPIKeyClient(cfg),
+		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
+		EmailNotification:  NewEmailNotificationClient(cfg),
+		Event:              NewEventClient(cfg),
+		FiatAccount:        NewFiatAccountClient(cfg),
+		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
+		LedgerAccount:      NewLedgerAccountClient(cfg),
+		LedgerEntry:        NewLedgerEntryClient(cfg),
+		Merchant:           NewMerchantClient(cfg),
+		MerchantPair:       NewMerchantPairClient(cfg),
+		Pair:               NewPairClient(cfg),
+		Quote:              NewQuoteClient(cfg),
+		Transaction:        NewTransactionClient(cfg),
+		Wallet:             NewWalletClient(cfg),
+		WebhookAttempt:     NewWebhookAttemptClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -271,10 +277,10 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.EmailNotification, c.Event, c.FiatAccount, c.IdempotencyRecord,
-		c.LedgerAccount, c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote,
-		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIKey, c.CryptoPayEnrolment, c.EmailNotification, c.Event, c.FiatAccount,
+		c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
+		c.MerchantPair, c.Pair, c.Quote, c.Transaction, c.Wallet, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -284,10 +290,10 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.EmailNotification, c.Event, c.FiatAccount, c.IdempotencyRecord,
-		c.LedgerAccount, c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote,
-		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIKey, c.CryptoPayEnrolment, c.EmailNotification, c.Event, c.FiatAccount,
+		c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
+		c.MerchantPair, c.Pair, c.Quote, c.Transaction, c.Wallet, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -298,6 +304,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *CryptoPayEnrolmentMutation:
+		return c.CryptoPayEnrolment.mutate(ctx, m)
 	case *EmailNotificationMutation:
 		return c.EmailNotification.mutate(ctx, m)
 	case *EventMutation:
@@ -463,6 +471,141 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// CryptoPayEnrolmentClient is a client for the CryptoPayEnrolment schema.
+type CryptoPayEnrolmentClient struct {
+	config
+}
+
+// NewCryptoPayEnrolmentClient returns a client for the CryptoPayEnrolment from the given config.
+func NewCryptoPayEnrolmentClient(c config) *CryptoPayEnrolmentClient {
+	return &CryptoPayEnrolmentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `cryptopayenrolment.Hooks(f(g(h())))`.
+func (c *CryptoPayEnrolmentClient) Use(hooks ...Hook) {
+	c.hooks.CryptoPayEnrolment = append(c.hooks.CryptoPayEnrolment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `cryptopayenrolment.Intercept(f(g(h())))`.
+func (c *CryptoPayEnrolmentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CryptoPayEnrolment = append(c.inters.CryptoPayEnrolment, interceptors...)
+}
+
+// Create returns a builder for creating a CryptoPayEnrolment entity.
+func (c *CryptoPayEnrolmentClient) Create() *CryptoPayEnrolmentCreate {
+	mutation := newCryptoPayEnrolmentMutation(c.config, OpCreate)
+	return &CryptoPayEnrolmentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CryptoPayEnrolment entities.
+func (c *CryptoPayEnrolmentClient) CreateBulk(builders ...*CryptoPayEnrolmentCreate) *CryptoPayEnrolmentCreateBulk {
+	return &CryptoPayEnrolmentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CryptoPayEnrolmentClient) MapCreateBulk(slice any, setFunc func(*CryptoPayEnrolmentCreate, int)) *CryptoPayEnrolmentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CryptoPayEnrolmentCreateBulk{err: fmt.Errorf("calling to CryptoPayEnrolmentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CryptoPayEnrolmentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CryptoPayEnrolmentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CryptoPayEnrolment.
+func (c *CryptoPayEnrolmentClient) Update() *CryptoPayEnrolmentUpdate {
+	mutation := newCryptoPayEnrolmentMutation(c.config, OpUpdate)
+	return &CryptoPayEnrolmentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CryptoPayEnrolmentClient) UpdateOne(_m *CryptoPayEnrolment) *CryptoPayEnrolmentUpdateOne {
+	mutation := newCryptoPayEnrolmentMutation(c.config, OpUpdateOne, withCryptoPayEnrolment(_m))
+	return &CryptoPayEnrolmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CryptoPayEnrolmentClient) UpdateOneID(id string) *CryptoPayEnrolmentUpdateOne {
+	mutation := newCryptoPayEnrolmentMutation(c.config, OpUpdateOne, withCryptoPayEnrolmentID(id))
+	return &CryptoPayEnrolmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CryptoPayEnrolment.
+func (c *CryptoPayEnrolmentClient) Delete() *CryptoPayEnrolmentDelete {
+	mutation := newCryptoPayEnrolmentMutation(c.config, OpDelete)
+	return &CryptoPayEnrolmentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CryptoPayEnrolmentClient) DeleteOne(_m *CryptoPayEnrolment) *CryptoPayEnrolmentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CryptoPayEnrolmentClient) DeleteOneID(id string) *CryptoPayEnrolmentDeleteOne {
+	builder := c.Delete().Where(cryptopayenrolment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CryptoPayEnrolmentDeleteOne{builder}
+}
+
+// Query returns a query builder for CryptoPayEnrolment.
+func (c *CryptoPayEnrolmentClient) Query() *CryptoPayEnrolmentQuery {
+	return &CryptoPayEnrolmentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCryptoPayEnrolment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CryptoPayEnrolment entity by its id.
+func (c *CryptoPayEnrolmentClient) Get(ctx context.Context, id string) (*CryptoPayEnrolment, error) {
+	return c.Query().Where(cryptopayenrolment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CryptoPayEnrolmentClient) GetX(ctx context.Context, id string) *CryptoPayEnrolment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CryptoPayEnrolmentClient) Hooks() []Hook {
+	hooks := c.hooks.CryptoPayEnrolment
+	return append(hooks[:len(hooks):len(hooks)], cryptopayenrolment.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CryptoPayEnrolmentClient) Interceptors() []Interceptor {
+	inters := c.inters.CryptoPayEnrolment
+	return append(inters[:len(inters):len(inters)], cryptopayenrolment.Interceptors[:]...)
+}
+
+func (c *CryptoPayEnrolmentClient) mutate(ctx context.Context, m *CryptoPayEnrolmentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CryptoPayEnrolmentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CryptoPayEnrolmentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CryptoPayEnrolmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CryptoPayEnrolmentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CryptoPayEnrolment mutation op: %q", m.Op())
 	}
 }
 
@@ -2482,14 +2625,16 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, EmailNotification, Event, FiatAccount, IdempotencyRecord, LedgerAccount,
-		LedgerEntry, Merchant, MerchantPair, Pair, Quote, Transaction, Wallet,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIKey, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
+		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
+		Quote, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, EmailNotification, Event, FiatAccount, IdempotencyRecord, LedgerAccount,
-		LedgerEntry, Merchant, MerchantPair, Pair, Quote, Transaction, Wallet,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		APIKey, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
+		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
+		Quote, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

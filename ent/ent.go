@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
@@ -88,22 +89,23 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:            apikey.ValidColumn,
-			emailnotification.Table: emailnotification.ValidColumn,
-			event.Table:             event.ValidColumn,
-			fiataccount.Table:       fiataccount.ValidColumn,
-			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
-			ledgeraccount.Table:     ledgeraccount.ValidColumn,
-			ledgerentry.Table:       ledgerentry.ValidColumn,
-			merchant.Table:          merchant.ValidColumn,
-			merchantpair.Table:      merchantpair.ValidColumn,
-			pair.Table:              pair.ValidColumn,
-			quote.Table:             quote.ValidColumn,
-			transaction.Table:       transaction.ValidColumn,
-			wallet.Table:            wallet.ValidColumn,
-			webhookattempt.Table:    webhookattempt.ValidColumn,
-			webhookdelivery.Table:   webhookdelivery.ValidColumn,
-			webhookendpoint.Table:   webhookendpoint.ValidColumn,
+			apikey.Table:             apikey.ValidColumn,
+			cryptopayenrolment.Table: cryptopayenrolment.ValidColumn,
+			emailnotification.Table:  emailnotification.ValidColumn,
+			event.Table:              event.ValidColumn,
+			fiataccount.Table:        fiataccount.ValidColumn,
+			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,
+			ledgeraccount.Table:      ledgeraccount.ValidColumn,
+			ledgerentry.Table:        ledgerentry.ValidColumn,
+			merchant.Table:           merchant.ValidColumn,
+			merchantpair.Table:       merchantpair.ValidColumn,
+			pair.Table:               pair.ValidColumn,
+			quote.Table:              quote.ValidColumn,
+			transaction.Table:        transaction.ValidColumn,
+			wallet.Table:             wallet.ValidColumn,
+			webhookattempt.Table:     webhookattempt.ValidColumn,
+			webhookdelivery.Table:    webhookdelivery.ValidColumn,
+			webhookendpoint.Table:    webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

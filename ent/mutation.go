@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
@@ -41,22 +42,23 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey            = "APIKey"
-	TypeEmailNotification = "EmailNotification"
-	TypeEvent             = "Event"
-	TypeFiatAccount       = "FiatAccount"
-	TypeIdempotencyRecord = "IdempotencyRecord"
-	TypeLedgerAccount     = "LedgerAccount"
-	TypeLedgerEntry       = "LedgerEntry"
-	TypeMerchant          = "Merchant"
-	TypeMerchantPair      = "MerchantPair"
-	TypePair              = "Pair"
-	TypeQuote             = "Quote"
-	TypeTransaction       = "Transaction"
-	TypeWallet            = "Wallet"
-	TypeWebhookAttempt    = "WebhookAttempt"
-	TypeWebhookDelivery   = "WebhookDelivery"
-	TypeWebhookEndpoint   = "WebhookEndpoint"
+	TypeAPIKey             = "APIKey"
+	TypeCryptoPayEnrolment = "CryptoPayEnrolment"
+	TypeEmailNotification  = "EmailNotification"
+	TypeEvent              = "Event"
+	TypeFiatAccount        = "FiatAccount"
+	TypeIdempotencyRecord  = "IdempotencyRecord"
+	TypeLedgerAccount      = "LedgerAccount"
+	TypeLedgerEntry        = "LedgerEntry"
+	TypeMerchant           = "Merchant"
+	TypeMerchantPair       = "MerchantPair"
+	TypePair               = "Pair"
+	TypeQuote              = "Quote"
+	TypeTransaction        = "Transaction"
+	TypeWallet             = "Wallet"
+	TypeWebhookAttempt     = "WebhookAttempt"
+	TypeWebhookDelivery    = "WebhookDelivery"
+	TypeWebhookEndpoint    = "WebhookEndpoint"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -789,6 +791,900 @@ func (m *APIKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *APIKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown APIKey edge %s", name)
+}
+
+// CryptoPayEnrolmentMutation represents an operation that mutates the CryptoPayEnrolment nodes in the graph.
+type CryptoPayEnrolmentMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	merchant_id   *string
+	mode          *string
+	created_at    *time.Time
+	updated_at    *time.Time
+	business_name *string
+	logo_url      *string
+	website       *string
+	success_url   *string
+	failure_url   *string
+	status        *string
+	approved_at   *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*CryptoPayEnrolment, error)
+	predicates    []predicate.CryptoPayEnrolment
+}
+
+var _ ent.Mutation = (*CryptoPayEnrolmentMutation)(nil)
+
+// cryptopayenrolmentOption allows management of the mutation configuration using functional options.
+type cryptopayenrolmentOption func(*CryptoPayEnrolmentMutation)
+
+// newCryptoPayEnrolmentMutation creates new mutation for the CryptoPayEnrolment entity.
+func newCryptoPayEnrolmentMutation(c config, op Op, opts ...cryptopayenrolmentOption) *CryptoPayEnrolmentMutation {
+	m := &CryptoPayEnrolmentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCryptoPayEnrolment,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCryptoPayEnrolmentID sets the ID field of the mutation.
+func withCryptoPayEnrolmentID(id string) cryptopayenrolmentOption {
+	return func(m *CryptoPayEnrolmentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CryptoPayEnrolment
+		)
+		m.oldValue = func(ctx context.Context) (*CryptoPayEnrolment, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CryptoPayEnrolment.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCryptoPayEnrolment sets the old CryptoPayEnrolment of the mutation.
+func withCryptoPayEnrolment(node *CryptoPayEnrolment) cryptopayenrolmentOption {
+	return func(m *CryptoPayEnrolmentMutation) {
+		m.oldValue = func(context.Context) (*CryptoPayEnrolment, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CryptoPayEnrolmentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CryptoPayEnrolmentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CryptoPayEnrolment entities.
+func (m *CryptoPayEnrolmentMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CryptoPayEnrolmentMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CryptoPayEnrolmentMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CryptoPayEnrolment.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *CryptoPayEnrolmentMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *CryptoPayEnrolmentMutation) ResetMerchantID() {
+	m.merchant_id = nil
+}
+
+// SetMode sets the "mode" field.
+func (m *CryptoPayEnrolmentMutation) SetMode(s string) {
+	m.mode = &s
+}
+
+// Mode returns the value of the "mode" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) Mode() (r string, exists bool) {
+	v := m.mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMode returns the old "mode" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldMode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMode: %w", err)
+	}
+	return oldValue.Mode, nil
+}
+
+// ResetMode resets all changes to the "mode" field.
+func (m *CryptoPayEnrolmentMutation) ResetMode() {
+	m.mode = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CryptoPayEnrolmentMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CryptoPayEnrolmentMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CryptoPayEnrolmentMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CryptoPayEnrolmentMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetBusinessName sets the "business_name" field.
+func (m *CryptoPayEnrolmentMutation) SetBusinessName(s string) {
+	m.business_name = &s
+}
+
+// BusinessName returns the value of the "business_name" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) BusinessName() (r string, exists bool) {
+	v := m.business_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBusinessName returns the old "business_name" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldBusinessName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBusinessName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBusinessName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBusinessName: %w", err)
+	}
+	return oldValue.BusinessName, nil
+}
+
+// ResetBusinessName resets all changes to the "business_name" field.
+func (m *CryptoPayEnrolmentMutation) ResetBusinessName() {
+	m.business_name = nil
+}
+
+// SetLogoURL sets the "logo_url" field.
+func (m *CryptoPayEnrolmentMutation) SetLogoURL(s string) {
+	m.logo_url = &s
+}
+
+// LogoURL returns the value of the "logo_url" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) LogoURL() (r string, exists bool) {
+	v := m.logo_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLogoURL returns the old "logo_url" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldLogoURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLogoURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLogoURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLogoURL: %w", err)
+	}
+	return oldValue.LogoURL, nil
+}
+
+// ResetLogoURL resets all changes to the "logo_url" field.
+func (m *CryptoPayEnrolmentMutation) ResetLogoURL() {
+	m.logo_url = nil
+}
+
+// SetWebsite sets the "website" field.
+func (m *CryptoPayEnrolmentMutation) SetWebsite(s string) {
+	m.website = &s
+}
+
+// Website returns the value of the "website" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) Website() (r string, exists bool) {
+	v := m.website
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebsite returns the old "website" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldWebsite(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebsite is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebsite requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebsite: %w", err)
+	}
+	return oldValue.Website, nil
+}
+
+// ResetWebsite resets all changes to the "website" field.
+func (m *CryptoPayEnrolmentMutation) ResetWebsite() {
+	m.website = nil
+}
+
+// SetSuccessURL sets the "success_url" field.
+func (m *CryptoPayEnrolmentMutation) SetSuccessURL(s string) {
+	m.success_url = &s
+}
+
+// SuccessURL returns the value of the "success_url" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) SuccessURL() (r string, exists bool) {
+	v := m.success_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSuccessURL returns the old "success_url" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldSuccessURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSuccessURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSuccessURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSuccessURL: %w", err)
+	}
+	return oldValue.SuccessURL, nil
+}
+
+// ResetSuccessURL resets all changes to the "success_url" field.
+func (m *CryptoPayEnrolmentMutation) ResetSuccessURL() {
+	m.success_url = nil
+}
+
+// SetFailureURL sets the "failure_url" field.
+func (m *CryptoPayEnrolmentMutation) SetFailureURL(s string) {
+	m.failure_url = &s
+}
+
+// FailureURL returns the value of the "failure_url" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) FailureURL() (r string, exists bool) {
+	v := m.failure_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailureURL returns the old "failure_url" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldFailureURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailureURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailureURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailureURL: %w", err)
+	}
+	return oldValue.FailureURL, nil
+}
+
+// ResetFailureURL resets all changes to the "failure_url" field.
+func (m *CryptoPayEnrolmentMutation) ResetFailureURL() {
+	m.failure_url = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *CryptoPayEnrolmentMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *CryptoPayEnrolmentMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (m *CryptoPayEnrolmentMutation) SetApprovedAt(t time.Time) {
+	m.approved_at = &t
+}
+
+// ApprovedAt returns the value of the "approved_at" field in the mutation.
+func (m *CryptoPayEnrolmentMutation) ApprovedAt() (r time.Time, exists bool) {
+	v := m.approved_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovedAt returns the old "approved_at" field's value of the CryptoPayEnrolment entity.
+// If the CryptoPayEnrolment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CryptoPayEnrolmentMutation) OldApprovedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovedAt: %w", err)
+	}
+	return oldValue.ApprovedAt, nil
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (m *CryptoPayEnrolmentMutation) ClearApprovedAt() {
+	m.approved_at = nil
+	m.clearedFields[cryptopayenrolment.FieldApprovedAt] = struct{}{}
+}
+
+// ApprovedAtCleared returns if the "approved_at" field was cleared in this mutation.
+func (m *CryptoPayEnrolmentMutation) ApprovedAtCleared() bool {
+	_, ok := m.clearedFields[cryptopayenrolment.FieldApprovedAt]
+	return ok
+}
+
+// ResetApprovedAt resets all changes to the "approved_at" field.
+func (m *CryptoPayEnrolmentMutation) ResetApprovedAt() {
+	m.approved_at = nil
+	delete(m.clearedFields, cryptopayenrolment.FieldApprovedAt)
+}
+
+// Where appends a list predicates to the CryptoPayEnrolmentMutation builder.
+func (m *CryptoPayEnrolmentMutation) Where(ps ...predicate.CryptoPayEnrolment) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CryptoPayEnrolmentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CryptoPayEnrolmentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CryptoPayEnrolment, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CryptoPayEnrolmentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CryptoPayEnrolmentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CryptoPayEnrolment).
+func (m *CryptoPayEnrolmentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CryptoPayEnrolmentMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.merchant_id != nil {
+		fields = append(fields, cryptopayenrolment.FieldMerchantID)
+	}
+	if m.mode != nil {
+		fields = append(fields, cryptopayenrolment.FieldMode)
+	}
+	if m.created_at != nil {
+		fields = append(fields, cryptopayenrolment.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, cryptopayenrolment.FieldUpdatedAt)
+	}
+	if m.business_name != nil {
+		fields = append(fields, cryptopayenrolment.FieldBusinessName)
+	}
+	if m.logo_url != nil {
+		fields = append(fields, cryptopayenrolment.FieldLogoURL)
+	}
+	if m.website != nil {
+		fields = append(fields, cryptopayenrolment.FieldWebsite)
+	}
+	if m.success_url != nil {
+		fields = append(fields, cryptopayenrolment.FieldSuccessURL)
+	}
+	if m.failure_url != nil {
+		fields = append(fields, cryptopayenrolment.FieldFailureURL)
+	}
+	if m.status != nil {
+		fields = append(fields, cryptopayenrolment.FieldStatus)
+	}
+	if m.approved_at != nil {
+		fields = append(fields, cryptopayenrolment.FieldApprovedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CryptoPayEnrolmentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case cryptopayenrolment.FieldMerchantID:
+		return m.MerchantID()
+	case cryptopayenrolment.FieldMode:
+		return m.Mode()
+	case cryptopayenrolment.FieldCreatedAt:
+		return m.CreatedAt()
+	case cryptopayenrolment.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case cryptopayenrolment.FieldBusinessName:
+		return m.BusinessName()
+	case cryptopayenrolment.FieldLogoURL:
+		return m.LogoURL()
+	case cryptopayenrolment.FieldWebsite:
+		return m.Website()
+	case cryptopayenrolment.FieldSuccessURL:
+		return m.SuccessURL()
+	case cryptopayenrolment.FieldFailureURL:
+		return m.FailureURL()
+	case cryptopayenrolment.FieldStatus:
+		return m.Status()
+	case cryptopayenrolment.FieldApprovedAt:
+		return m.ApprovedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CryptoPayEnrolmentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case cryptopayenrolment.FieldMerchantID:
+		return m.OldMerchantID(ctx)
+	case cryptopayenrolment.FieldMode:
+		return m.OldMode(ctx)
+	case cryptopayenrolment.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case cryptopayenrolment.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case cryptopayenrolment.FieldBusinessName:
+		return m.OldBusinessName(ctx)
+	case cryptopayenrolment.FieldLogoURL:
+		return m.OldLogoURL(ctx)
+	case cryptopayenrolment.FieldWebsite:
+		return m.OldWebsite(ctx)
+	case cryptopayenrolment.FieldSuccessURL:
+		return m.OldSuccessURL(ctx)
+	case cryptopayenrolment.FieldFailureURL:
+		return m.OldFailureURL(ctx)
+	case cryptopayenrolment.FieldStatus:
+		return m.OldStatus(ctx)
+	case cryptopayenrolment.FieldApprovedAt:
+		return m.OldApprovedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown CryptoPayEnrolment field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CryptoPayEnrolmentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case cryptopayenrolment.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
+	case cryptopayenrolment.FieldMode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMode(v)
+		return nil
+	case cryptopayenrolment.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case cryptopayenrolment.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case cryptopayenrolment.FieldBusinessName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBusinessName(v)
+		return nil
+	case cryptopayenrolment.FieldLogoURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLogoURL(v)
+		return nil
+	case cryptopayenrolment.FieldWebsite:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebsite(v)
+		return nil
+	case cryptopayenrolment.FieldSuccessURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSuccessURL(v)
+		return nil
+	case cryptopayenrolment.FieldFailureURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailureURL(v)
+		return nil
+	case cryptopayenrolment.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case cryptopayenrolment.FieldApprovedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CryptoPayEnrolment field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CryptoPayEnrolmentMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CryptoPayEnrolmentMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CryptoPayEnrolmentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown CryptoPayEnrolment numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CryptoPayEnrolmentMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(cryptopayenrolment.FieldApprovedAt) {
+		fields = append(fields, cryptopayenrolment.FieldApprovedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CryptoPayEnrolmentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CryptoPayEnrolmentMutation) ClearField(name string) error {
+	switch name {
+	case cryptopayenrolment.FieldApprovedAt:
+		m.ClearApprovedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CryptoPayEnrolment nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CryptoPayEnrolmentMutation) ResetField(name string) error {
+	switch name {
+	case cryptopayenrolment.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
+	case cryptopayenrolment.FieldMode:
+		m.ResetMode()
+		return nil
+	case cryptopayenrolment.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case cryptopayenrolment.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case cryptopayenrolment.FieldBusinessName:
+		m.ResetBusinessName()
+		return nil
+	case cryptopayenrolment.FieldLogoURL:
+		m.ResetLogoURL()
+		return nil
+	case cryptopayenrolment.FieldWebsite:
+		m.ResetWebsite()
+		return nil
+	case cryptopayenrolment.FieldSuccessURL:
+		m.ResetSuccessURL()
+		return nil
+	case cryptopayenrolment.FieldFailureURL:
+		m.ResetFailureURL()
+		return nil
+	case cryptopayenrolment.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case cryptopayenrolment.FieldApprovedAt:
+		m.ResetApprovedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CryptoPayEnrolment field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CryptoPayEnrolmentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CryptoPayEnrolmentMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CryptoPayEnrolmentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CryptoPayEnrolmentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CryptoPayEnrolmentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CryptoPayEnrolmentMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CryptoPayEnrolmentMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown CryptoPayEnrolment unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CryptoPayEnrolmentMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown CryptoPayEnrolment edge %s", name)
 }
 
 // EmailNotificationMutation represents an operation that mutates the EmailNotification nodes in the graph.
@@ -9853,6 +10749,7 @@ type TransactionMutation struct {
 	lease_owner            *string
 	lease_until            *time.Time
 	rails_reference        *string
+	submitted_at           *time.Time
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*Transaction, error)
@@ -12291,6 +13188,55 @@ func (m *TransactionMutation) ResetRailsReference() {
 	delete(m.clearedFields, transaction.FieldRailsReference)
 }
 
+// SetSubmittedAt sets the "submitted_at" field.
+func (m *TransactionMutation) SetSubmittedAt(t time.Time) {
+	m.submitted_at = &t
+}
+
+// SubmittedAt returns the value of the "submitted_at" field in the mutation.
+func (m *TransactionMutation) SubmittedAt() (r time.Time, exists bool) {
+	v := m.submitted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubmittedAt returns the old "submitted_at" field's value of the Transaction entity.
+// If the Transaction object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TransactionMutation) OldSubmittedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubmittedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubmittedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubmittedAt: %w", err)
+	}
+	return oldValue.SubmittedAt, nil
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (m *TransactionMutation) ClearSubmittedAt() {
+	m.submitted_at = nil
+	m.clearedFields[transaction.FieldSubmittedAt] = struct{}{}
+}
+
+// SubmittedAtCleared returns if the "submitted_at" field was cleared in this mutation.
+func (m *TransactionMutation) SubmittedAtCleared() bool {
+	_, ok := m.clearedFields[transaction.FieldSubmittedAt]
+	return ok
+}
+
+// ResetSubmittedAt resets all changes to the "submitted_at" field.
+func (m *TransactionMutation) ResetSubmittedAt() {
+	m.submitted_at = nil
+	delete(m.clearedFields, transaction.FieldSubmittedAt)
+}
+
 // Where appends a list predicates to the TransactionMutation builder.
 func (m *TransactionMutation) Where(ps ...predicate.Transaction) {
 	m.predicates = append(m.predicates, ps...)
@@ -12325,7 +13271,7 @@ func (m *TransactionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TransactionMutation) Fields() []string {
-	fields := make([]string, 0, 51)
+	fields := make([]string, 0, 52)
 	if m.merchant_id != nil {
 		fields = append(fields, transaction.FieldMerchantID)
 	}
@@ -12479,6 +13425,9 @@ func (m *TransactionMutation) Fields() []string {
 	if m.rails_reference != nil {
 		fields = append(fields, transaction.FieldRailsReference)
 	}
+	if m.submitted_at != nil {
+		fields = append(fields, transaction.FieldSubmittedAt)
+	}
 	return fields
 }
 
@@ -12589,6 +13538,8 @@ func (m *TransactionMutation) Field(name string) (ent.Value, bool) {
 		return m.LeaseUntil()
 	case transaction.FieldRailsReference:
 		return m.RailsReference()
+	case transaction.FieldSubmittedAt:
+		return m.SubmittedAt()
 	}
 	return nil, false
 }
@@ -12700,6 +13651,8 @@ func (m *TransactionMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldLeaseUntil(ctx)
 	case transaction.FieldRailsReference:
 		return m.OldRailsReference(ctx)
+	case transaction.FieldSubmittedAt:
+		return m.OldSubmittedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -13066,6 +14019,13 @@ func (m *TransactionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRailsReference(v)
 		return nil
+	case transaction.FieldSubmittedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubmittedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -13264,6 +14224,9 @@ func (m *TransactionMutation) ClearedFields() []string {
 	if m.FieldCleared(transaction.FieldRailsReference) {
 		fields = append(fields, transaction.FieldRailsReference)
 	}
+	if m.FieldCleared(transaction.FieldSubmittedAt) {
+		fields = append(fields, transaction.FieldSubmittedAt)
+	}
 	return fields
 }
 
@@ -13358,6 +14321,9 @@ func (m *TransactionMutation) ClearField(name string) error {
 		return nil
 	case transaction.FieldRailsReference:
 		m.ClearRailsReference()
+		return nil
+	case transaction.FieldSubmittedAt:
+		m.ClearSubmittedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction nullable field %s", name)
@@ -13519,6 +14485,9 @@ func (m *TransactionMutation) ResetField(name string) error {
 		return nil
 	case transaction.FieldRailsReference:
 		m.ResetRailsReference()
+		return nil
+	case transaction.FieldSubmittedAt:
+		m.ResetSubmittedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)

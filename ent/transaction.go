@@ -121,7 +121,9 @@ type Transaction struct {
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 	// RailsReference holds the value of the "rails_reference" field.
 	RailsReference *string `json:"rails_reference,omitempty"`
-	selectValues   sql.SelectValues
+	// SubmittedAt holds the value of the "submitted_at" field.
+	SubmittedAt  *time.Time `json:"submitted_at,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -137,7 +139,7 @@ func (*Transaction) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode, transaction.FieldReference, transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType, transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromCurrency, transaction.FieldCurrency, transaction.FieldToCurrency, transaction.FieldFeeCurrency, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty, transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer, transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant, transaction.FieldToMerchant, transaction.FieldSettlementTime, transaction.FieldRejectReason, transaction.FieldTraceID, transaction.FieldPaymentProof, transaction.FieldWalletReference, transaction.FieldAccountReference, transaction.FieldAccountID, transaction.FieldSenderName, transaction.FieldSenderBank, transaction.FieldPrepayID, transaction.FieldLeaseOwner, transaction.FieldRailsReference:
 			values[i] = new(sql.NullString)
-		case transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldSettledAt, transaction.FieldSettlementDate, transaction.FieldExpiresAt, transaction.FieldNextRunAt, transaction.FieldLeaseUntil:
+		case transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldSettledAt, transaction.FieldSettlementDate, transaction.FieldExpiresAt, transaction.FieldNextRunAt, transaction.FieldLeaseUntil, transaction.FieldSubmittedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -493,6 +495,13 @@ func (_m *Transaction) assignValues(columns []string, values []any) error {
 				_m.RailsReference = new(string)
 				*_m.RailsReference = value.String
 			}
+		case transaction.FieldSubmittedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field submitted_at", values[i])
+			} else if value.Valid {
+				_m.SubmittedAt = new(time.Time)
+				*_m.SubmittedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -730,6 +739,11 @@ func (_m *Transaction) String() string {
 	if v := _m.RailsReference; v != nil {
 		builder.WriteString("rails_reference=")
 		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.SubmittedAt; v != nil {
+		builder.WriteString("submitted_at=")
+		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')
 	return builder.String()

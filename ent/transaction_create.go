@@ -626,6 +626,20 @@ func (_c *TransactionCreate) SetNillableRailsReference(v *string) *TransactionCr
 	return _c
 }
 
+// SetSubmittedAt sets the "submitted_at" field.
+func (_c *TransactionCreate) SetSubmittedAt(v time.Time) *TransactionCreate {
+	_c.mutation.SetSubmittedAt(v)
+	return _c
+}
+
+// SetNillableSubmittedAt sets the "submitted_at" field if the given value is not nil.
+func (_c *TransactionCreate) SetNillableSubmittedAt(v *time.Time) *TransactionCreate {
+	if v != nil {
+		_c.SetSubmittedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TransactionCreate) SetID(v string) *TransactionCreate {
 	_c.mutation.SetID(v)
@@ -1050,6 +1064,10 @@ func (_c *TransactionCreate) createSpec() (*Transaction, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RailsReference(); ok {
 		_spec.SetField(transaction.FieldRailsReference, field.TypeString, value)
 		_node.RailsReference = &value
+	}
+	if value, ok := _c.mutation.SubmittedAt(); ok {
+		_spec.SetField(transaction.FieldSubmittedAt, field.TypeTime, value)
+		_node.SubmittedAt = &value
 	}
 	return _node, _spec
 }
@@ -1808,6 +1826,24 @@ func (u *TransactionUpsert) UpdateRailsReference() *TransactionUpsert {
 // ClearRailsReference clears the value of the "rails_reference" field.
 func (u *TransactionUpsert) ClearRailsReference() *TransactionUpsert {
 	u.SetNull(transaction.FieldRailsReference)
+	return u
+}
+
+// SetSubmittedAt sets the "submitted_at" field.
+func (u *TransactionUpsert) SetSubmittedAt(v time.Time) *TransactionUpsert {
+	u.Set(transaction.FieldSubmittedAt, v)
+	return u
+}
+
+// UpdateSubmittedAt sets the "submitted_at" field to the value that was provided on create.
+func (u *TransactionUpsert) UpdateSubmittedAt() *TransactionUpsert {
+	u.SetExcluded(transaction.FieldSubmittedAt)
+	return u
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (u *TransactionUpsert) ClearSubmittedAt() *TransactionUpsert {
+	u.SetNull(transaction.FieldSubmittedAt)
 	return u
 }
 
@@ -2706,6 +2742,27 @@ func (u *TransactionUpsertOne) UpdateRailsReference() *TransactionUpsertOne {
 func (u *TransactionUpsertOne) ClearRailsReference() *TransactionUpsertOne {
 	return u.Update(func(s *TransactionUpsert) {
 		s.ClearRailsReference()
+	})
+}
+
+// SetSubmittedAt sets the "submitted_at" field.
+func (u *TransactionUpsertOne) SetSubmittedAt(v time.Time) *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetSubmittedAt(v)
+	})
+}
+
+// UpdateSubmittedAt sets the "submitted_at" field to the value that was provided on create.
+func (u *TransactionUpsertOne) UpdateSubmittedAt() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateSubmittedAt()
+	})
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (u *TransactionUpsertOne) ClearSubmittedAt() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearSubmittedAt()
 	})
 }
 
@@ -3771,6 +3828,27 @@ func (u *TransactionUpsertBulk) UpdateRailsReference() *TransactionUpsertBulk {
 func (u *TransactionUpsertBulk) ClearRailsReference() *TransactionUpsertBulk {
 	return u.Update(func(s *TransactionUpsert) {
 		s.ClearRailsReference()
+	})
+}
+
+// SetSubmittedAt sets the "submitted_at" field.
+func (u *TransactionUpsertBulk) SetSubmittedAt(v time.Time) *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetSubmittedAt(v)
+	})
+}
+
+// UpdateSubmittedAt sets the "submitted_at" field to the value that was provided on create.
+func (u *TransactionUpsertBulk) UpdateSubmittedAt() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateSubmittedAt()
+	})
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (u *TransactionUpsertBulk) ClearSubmittedAt() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearSubmittedAt()
 	})
 }
 

@@ -823,6 +823,26 @@ func (_u *TransactionUpdate) ClearRailsReference() *TransactionUpdate {
 	return _u
 }
 
+// SetSubmittedAt sets the "submitted_at" field.
+func (_u *TransactionUpdate) SetSubmittedAt(v time.Time) *TransactionUpdate {
+	_u.mutation.SetSubmittedAt(v)
+	return _u
+}
+
+// SetNillableSubmittedAt sets the "submitted_at" field if the given value is not nil.
+func (_u *TransactionUpdate) SetNillableSubmittedAt(v *time.Time) *TransactionUpdate {
+	if v != nil {
+		_u.SetSubmittedAt(*v)
+	}
+	return _u
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (_u *TransactionUpdate) ClearSubmittedAt() *TransactionUpdate {
+	_u.mutation.ClearSubmittedAt()
+	return _u
+}
+
 // Mutation returns the TransactionMutation object of the builder.
 func (_u *TransactionUpdate) Mutation() *TransactionMutation {
 	return _u.mutation
@@ -1100,6 +1120,12 @@ func (_u *TransactionUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if _u.mutation.RailsReferenceCleared() {
 		_spec.ClearField(transaction.FieldRailsReference, field.TypeString)
+	}
+	if value, ok := _u.mutation.SubmittedAt(); ok {
+		_spec.SetField(transaction.FieldSubmittedAt, field.TypeTime, value)
+	}
+	if _u.mutation.SubmittedAtCleared() {
+		_spec.ClearField(transaction.FieldSubmittedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -1916,6 +1942,26 @@ func (_u *TransactionUpdateOne) ClearRailsReference() *TransactionUpdateOne {
 	return _u
 }
 
+// SetSubmittedAt sets the "submitted_at" field.
+func (_u *TransactionUpdateOne) SetSubmittedAt(v time.Time) *TransactionUpdateOne {
+	_u.mutation.SetSubmittedAt(v)
+	return _u
+}
+
+// SetNillableSubmittedAt sets the "submitted_at" field if the given value is not nil.
+func (_u *TransactionUpdateOne) SetNillableSubmittedAt(v *time.Time) *TransactionUpdateOne {
+	if v != nil {
+		_u.SetSubmittedAt(*v)
+	}
+	return _u
+}
+
+// ClearSubmittedAt clears the value of the "submitted_at" field.
+func (_u *TransactionUpdateOne) ClearSubmittedAt() *TransactionUpdateOne {
+	_u.mutation.ClearSubmittedAt()
+	return _u
+}
+
 // Mutation returns the TransactionMutation object of the builder.
 func (_u *TransactionUpdateOne) Mutation() *TransactionMutation {
 	return _u.mutation
@@ -2223,6 +2269,12 @@ func (_u *TransactionUpdateOne) sqlSave(ctx context.Context) (_node *Transaction
 	}
 	if _u.mutation.RailsReferenceCleared() {
 		_spec.ClearField(transaction.FieldRailsReference, field.TypeString)
+	}
+	if value, ok := _u.mutation.SubmittedAt(); ok {
+		_spec.SetField(transaction.FieldSubmittedAt, field.TypeTime, value)
+	}
+	if _u.mutation.SubmittedAtCleared() {
+		_spec.ClearField(transaction.FieldSubmittedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Transaction{config: _u.config}

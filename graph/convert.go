@@ -182,3 +182,11 @@ func quoteModel(svc *rates.Service, q *ent.Quote) *model.Quote {
 		RefreshIn: int(svc.RefreshIn(q)), Used: q.Used,
 	}
 }
+
+func optionalLowerEnum[T ~string](v *T) *string {
+	if v == nil {
+		return nil
+	}
+	s := strings.ToLower(string(*v))
+	return &s
+}

@@ -73,6 +73,35 @@ type ComplexityRoot struct {
 		Phone     func(childComplexity int) int
 	}
 
+	CryptoPayEnrolment struct {
+		ApprovedAt   func(childComplexity int) int
+		BusinessName func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		FailureURL   func(childComplexity int) int
+		LogoURL      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		SuccessURL   func(childComplexity int) int
+		Website      func(childComplexity int) int
+	}
+
+	CryptoPayLinks struct {
+		CheckoutURL        func(childComplexity int) int
+		Deeplink           func(childComplexity int) int
+		ExpireTime         func(childComplexity int) int
+		FailureURL         func(childComplexity int) int
+		FromMerchant       func(childComplexity int) int
+		MerchantReference  func(childComplexity int) int
+		PrepayID           func(childComplexity int) int
+		ProductDescription func(childComplexity int) int
+		ProductName        func(childComplexity int) int
+		QRContent          func(childComplexity int) int
+		QrcodeLink         func(childComplexity int) int
+		SuccessURL         func(childComplexity int) int
+		TerminalType       func(childComplexity int) int
+		ToMerchant         func(childComplexity int) int
+		UniversalURL       func(childComplexity int) int
+	}
+
 	Document struct {
 		DocumentFile     func(childComplexity int) int
 		DocumentFileType func(childComplexity int) int
@@ -117,12 +146,17 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateFiatAccount  func(childComplexity int, input model.CreateFiatAccountInput) int
-		CreateRate         func(childComplexity int, input model.CreateRateInput) int
-		CreateWallet       func(childComplexity int, input model.CreateWalletInput) int
-		FundBalance        func(childComplexity int, input model.FundBalanceInput) int
-		RefreshRate        func(childComplexity int, input model.RefreshRateInput) int
-		ResolveBankAccount func(childComplexity int, input model.ResolveBankAccountInput) int
+		CompleteCryptoPay    func(childComplexity int, input model.CompleteCryptoPayInput) int
+		CreateFiatAccount    func(childComplexity int, input model.CreateFiatAccountInput) int
+		CreateRate           func(childComplexity int, input model.CreateRateInput) int
+		CreateWallet         func(childComplexity int, input model.CreateWalletInput) int
+		EnrolCryptoPay       func(childComplexity int, input model.EnrolCryptoPayInput) int
+		FundBalance          func(childComplexity int, input model.FundBalanceInput) int
+		RefreshRate          func(childComplexity int, input model.RefreshRateInput) int
+		ResolveBankAccount   func(childComplexity int, input model.ResolveBankAccountInput) int
+		SimulateBankTransfer func(childComplexity int, input model.SimulateBankTransferInput) int
+		StartDeposit         func(childComplexity int, input model.StartDepositInput) int
+		Swap                 func(childComplexity int, input model.SwapInput) int
 	}
 
 	PageInfo struct {
@@ -176,6 +210,11 @@ type ComplexityRoot struct {
 		AccountNumber func(childComplexity int) int
 		BankCode      func(childComplexity int) int
 		BankName      func(childComplexity int) int
+	}
+
+	StartedDeposit struct {
+		Links       func(childComplexity int) int
+		Transaction func(childComplexity int) int
 	}
 
 	Transaction struct {
@@ -257,6 +296,11 @@ type MutationResolver interface {
 	ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error)
 	CreateRate(ctx context.Context, input model.CreateRateInput) (*model.Quote, error)
 	RefreshRate(ctx context.Context, input model.RefreshRateInput) (*model.Quote, error)
+	Swap(ctx context.Context, input model.SwapInput) (*model.Transaction, error)
+	SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error)
+	EnrolCryptoPay(ctx context.Context, input model.EnrolCryptoPayInput) (*model.CryptoPayEnrolment, error)
+	StartDeposit(ctx context.Context, input model.StartDepositInput) (*model.StartedDeposit, error)
+	CompleteCryptoPay(ctx context.Context, input model.CompleteCryptoPayInput) (*model.Transaction, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Merchant, error)
@@ -420,6 +464,146 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Compliance.Phone(childComplexity), true
+
+	case "CryptoPayEnrolment.approvedAt":
+		if e.ComplexityRoot.CryptoPayEnrolment.ApprovedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.ApprovedAt(childComplexity), true
+	case "CryptoPayEnrolment.businessName":
+		if e.ComplexityRoot.CryptoPayEnrolment.BusinessName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.BusinessName(childComplexity), true
+	case "CryptoPayEnrolment.createdAt":
+		if e.ComplexityRoot.CryptoPayEnrolment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.CreatedAt(childComplexity), true
+	case "CryptoPayEnrolment.failureUrl":
+		if e.ComplexityRoot.CryptoPayEnrolment.FailureURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.FailureURL(childComplexity), true
+	case "CryptoPayEnrolment.logoUrl":
+		if e.ComplexityRoot.CryptoPayEnrolment.LogoURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.LogoURL(childComplexity), true
+	case "CryptoPayEnrolment.status":
+		if e.ComplexityRoot.CryptoPayEnrolment.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.Status(childComplexity), true
+	case "CryptoPayEnrolment.successUrl":
+		if e.ComplexityRoot.CryptoPayEnrolment.SuccessURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.SuccessURL(childComplexity), true
+	case "CryptoPayEnrolment.website":
+		if e.ComplexityRoot.CryptoPayEnrolment.Website == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayEnrolment.Website(childComplexity), true
+
+	case "CryptoPayLinks.checkoutUrl":
+		if e.ComplexityRoot.CryptoPayLinks.CheckoutURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.CheckoutURL(childComplexity), true
+	case "CryptoPayLinks.deeplink":
+		if e.ComplexityRoot.CryptoPayLinks.Deeplink == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.Deeplink(childComplexity), true
+	case "CryptoPayLinks.expireTime":
+		if e.ComplexityRoot.CryptoPayLinks.ExpireTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.ExpireTime(childComplexity), true
+	case "CryptoPayLinks.failureUrl":
+		if e.ComplexityRoot.CryptoPayLinks.FailureURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.FailureURL(childComplexity), true
+	case "CryptoPayLinks.fromMerchant":
+		if e.ComplexityRoot.CryptoPayLinks.FromMerchant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.FromMerchant(childComplexity), true
+	case "CryptoPayLinks.merchantReference":
+		if e.ComplexityRoot.CryptoPayLinks.MerchantReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.MerchantReference(childComplexity), true
+	case "CryptoPayLinks.prepayId":
+		if e.ComplexityRoot.CryptoPayLinks.PrepayID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.PrepayID(childComplexity), true
+	case "CryptoPayLinks.productDescription":
+		if e.ComplexityRoot.CryptoPayLinks.ProductDescription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.ProductDescription(childComplexity), true
+	case "CryptoPayLinks.productName":
+		if e.ComplexityRoot.CryptoPayLinks.ProductName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.ProductName(childComplexity), true
+	case "CryptoPayLinks.qrContent":
+		if e.ComplexityRoot.CryptoPayLinks.QRContent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.QRContent(childComplexity), true
+	case "CryptoPayLinks.qrcodeLink":
+		if e.ComplexityRoot.CryptoPayLinks.QrcodeLink == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.QrcodeLink(childComplexity), true
+	case "CryptoPayLinks.successUrl":
+		if e.ComplexityRoot.CryptoPayLinks.SuccessURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.SuccessURL(childComplexity), true
+	case "CryptoPayLinks.terminalType":
+		if e.ComplexityRoot.CryptoPayLinks.TerminalType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.TerminalType(childComplexity), true
+	case "CryptoPayLinks.toMerchant":
+		if e.ComplexityRoot.CryptoPayLinks.ToMerchant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.ToMerchant(childComplexity), true
+	case "CryptoPayLinks.universalUrl":
+		if e.ComplexityRoot.CryptoPayLinks.UniversalURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CryptoPayLinks.UniversalURL(childComplexity), true
 
 	case "Document.documentFile":
 		if e.ComplexityRoot.Document.DocumentFile == nil {
@@ -611,6 +795,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Merchant.Name(childComplexity), true
 
+	case "Mutation.completeCryptoPay":
+		if e.ComplexityRoot.Mutation.CompleteCryptoPay == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeCryptoPay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteCryptoPay(childComplexity, args["input"].(model.CompleteCryptoPayInput)), true
 	case "Mutation.createFiatAccount":
 		if e.ComplexityRoot.Mutation.CreateFiatAccount == nil {
 			break
@@ -644,6 +839,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateWallet(childComplexity, args["input"].(model.CreateWalletInput)), true
+	case "Mutation.enrolCryptoPay":
+		if e.ComplexityRoot.Mutation.EnrolCryptoPay == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_enrolCryptoPay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EnrolCryptoPay(childComplexity, args["input"].(model.EnrolCryptoPayInput)), true
 	case "Mutation.fundBalance":
 		if e.ComplexityRoot.Mutation.FundBalance == nil {
 			break
@@ -677,6 +883,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveBankAccount(childComplexity, args["input"].(model.ResolveBankAccountInput)), true
+	case "Mutation.simulateBankTransfer":
+		if e.ComplexityRoot.Mutation.SimulateBankTransfer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_simulateBankTransfer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SimulateBankTransfer(childComplexity, args["input"].(model.SimulateBankTransferInput)), true
+	case "Mutation.startDeposit":
+		if e.ComplexityRoot.Mutation.StartDeposit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startDeposit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartDeposit(childComplexity, args["input"].(model.StartDepositInput)), true
+	case "Mutation.swap":
+		if e.ComplexityRoot.Mutation.Swap == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_swap_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Swap(childComplexity, args["input"].(model.SwapInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -941,6 +1180,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResolvedBankAccount.BankName(childComplexity), true
+
+	case "StartedDeposit.links":
+		if e.ComplexityRoot.StartedDeposit.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartedDeposit.Links(childComplexity), true
+	case "StartedDeposit.transaction":
+		if e.ComplexityRoot.StartedDeposit.Transaction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartedDeposit.Transaction(childComplexity), true
 
 	case "Transaction.accountReference":
 		if e.ComplexityRoot.Transaction.AccountReference == nil {
@@ -1250,15 +1502,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCompleteCryptoPayInput,
 		ec.unmarshalInputComplianceInput,
 		ec.unmarshalInputCreateFiatAccountInput,
 		ec.unmarshalInputCreateRateInput,
 		ec.unmarshalInputCreateWalletInput,
+		ec.unmarshalInputDepositRequirementInput,
 		ec.unmarshalInputDocumentInput,
+		ec.unmarshalInputEnrolCryptoPayInput,
 		ec.unmarshalInputFiatAccountInput,
 		ec.unmarshalInputFundBalanceInput,
 		ec.unmarshalInputRefreshRateInput,
 		ec.unmarshalInputResolveBankAccountInput,
+		ec.unmarshalInputSimulateBankTransferInput,
+		ec.unmarshalInputStartDepositInput,
+		ec.unmarshalInputSwapInput,
 		ec.unmarshalInputTransactionFilter,
 	)
 	first := true
@@ -1678,6 +1936,112 @@ input RefreshRateInput {
   idempotencyKey: String
 }
 
+input SwapInput {
+  "A swap quote from createRate."
+  rateReference: String!
+  "Your reference, unique without regard to case."
+  reference: String
+  idempotencyKey: String
+}
+
+input SimulateBankTransferInput {
+  "The 10-digit number of one of your fiat accounts."
+  accountNumber: String!
+  amount: Decimal!
+  "Put !!REF!! here to tie a deposit on a static_dynamic account to REF."
+  narration: String
+  senderName: String
+  senderBank: String
+  idempotencyKey: String
+}
+
+enum EnrolmentStatus {
+  PENDING
+  APPROVED
+}
+
+type CryptoPayEnrolment {
+  businessName: String!
+  logoUrl: String!
+  website: String!
+  successUrl: String!
+  failureUrl: String!
+  status: EnrolmentStatus!
+  approvedAt: Time
+  createdAt: Time!
+}
+
+input EnrolCryptoPayInput {
+  businessName: String!
+  logoUrl: String!
+  website: String!
+  successUrl: String!
+  failureUrl: String!
+  idempotencyKey: String
+}
+
+enum FeeBearer {
+  MERCHANT
+  BENEFICIARY
+}
+
+input DepositRequirementInput {
+  productName: String!
+  productDescription: String
+  failureUrl: String
+  successUrl: String
+}
+
+input StartDepositInput {
+  "Only crypto-pay."
+  depositMethod: String!
+  requirement: DepositRequirementInput!
+  "Direct deposits: amount and currency."
+  amount: Decimal
+  currency: String
+  "Cross deposits: a deposit quote with depositMethod crypto-pay."
+  rateReference: String
+  reference: String
+  feeBearer: FeeBearer
+  idempotencyKey: String
+}
+
+"Where to send the payer (the REST links object in GraphQL naming)."
+type CryptoPayLinks {
+  prepayId: String!
+  terminalType: String!
+  "Epoch milliseconds."
+  expireTime: Float!
+  qrcodeLink: String!
+  qrContent: String!
+  checkoutUrl: String!
+  deeplink: String!
+  universalUrl: String!
+  productName: String!
+  productDescription: String!
+  failureUrl: String!
+  successUrl: String!
+  merchantReference: String!
+  fromMerchant: String
+  toMerchant: String
+}
+
+type StartedDeposit {
+  links: CryptoPayLinks!
+  transaction: Transaction!
+}
+
+enum CryptoPayOutcome {
+  SUCCESS
+  FAILED
+}
+
+input CompleteCryptoPayInput {
+  prepayId: String!
+  outcome: CryptoPayOutcome!
+  idempotencyKey: String
+}
+
 type Query {
   me: Merchant!
   wallet(reference: String!): Wallet
@@ -1703,6 +2067,16 @@ type Mutation {
   createRate(input: CreateRateInput!): Quote!
   "Recomputes the quote at the current rate and extends its expiry."
   refreshRate(input: RefreshRateInput!): Quote!
+  "Consumes a swap quote: debits at once, credits at settlement."
+  swap(input: SwapInput!): Transaction!
+  "Sandbox only: an incoming bank transfer to a fiat account."
+  simulateBankTransfer(input: SimulateBankTransferInput!): Transaction!
+  "Live mode only; the sandbox approves at once and notifies by e-mail."
+  enrolCryptoPay(input: EnrolCryptoPayInput!): CryptoPayEnrolment!
+  "Live mode only, after enrolment."
+  startDeposit(input: StartDepositInput!): StartedDeposit!
+  "Sandbox only: completes a checkout as the hosted page's Pay and Cancel buttons do."
+  completeCryptoPay(input: CompleteCryptoPayInput!): Transaction!
 }
 `, BuiltIn: false},
 }
@@ -1776,6 +2150,64 @@ func (ec *executionContext) childFields_Compliance(ctx context.Context, field gr
 		return ec.fieldContext_Compliance_documents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Compliance", field.Name)
+}
+
+func (ec *executionContext) childFields_CryptoPayEnrolment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "businessName":
+		return ec.fieldContext_CryptoPayEnrolment_businessName(ctx, field)
+	case "logoUrl":
+		return ec.fieldContext_CryptoPayEnrolment_logoUrl(ctx, field)
+	case "website":
+		return ec.fieldContext_CryptoPayEnrolment_website(ctx, field)
+	case "successUrl":
+		return ec.fieldContext_CryptoPayEnrolment_successUrl(ctx, field)
+	case "failureUrl":
+		return ec.fieldContext_CryptoPayEnrolment_failureUrl(ctx, field)
+	case "status":
+		return ec.fieldContext_CryptoPayEnrolment_status(ctx, field)
+	case "approvedAt":
+		return ec.fieldContext_CryptoPayEnrolment_approvedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CryptoPayEnrolment_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CryptoPayEnrolment", field.Name)
+}
+
+func (ec *executionContext) childFields_CryptoPayLinks(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "prepayId":
+		return ec.fieldContext_CryptoPayLinks_prepayId(ctx, field)
+	case "terminalType":
+		return ec.fieldContext_CryptoPayLinks_terminalType(ctx, field)
+	case "expireTime":
+		return ec.fieldContext_CryptoPayLinks_expireTime(ctx, field)
+	case "qrcodeLink":
+		return ec.fieldContext_CryptoPayLinks_qrcodeLink(ctx, field)
+	case "qrContent":
+		return ec.fieldContext_CryptoPayLinks_qrContent(ctx, field)
+	case "checkoutUrl":
+		return ec.fieldContext_CryptoPayLinks_checkoutUrl(ctx, field)
+	case "deeplink":
+		return ec.fieldContext_CryptoPayLinks_deeplink(ctx, field)
+	case "universalUrl":
+		return ec.fieldContext_CryptoPayLinks_universalUrl(ctx, field)
+	case "productName":
+		return ec.fieldContext_CryptoPayLinks_productName(ctx, field)
+	case "productDescription":
+		return ec.fieldContext_CryptoPayLinks_productDescription(ctx, field)
+	case "failureUrl":
+		return ec.fieldContext_CryptoPayLinks_failureUrl(ctx, field)
+	case "successUrl":
+		return ec.fieldContext_CryptoPayLinks_successUrl(ctx, field)
+	case "merchantReference":
+		return ec.fieldContext_CryptoPayLinks_merchantReference(ctx, field)
+	case "fromMerchant":
+		return ec.fieldContext_CryptoPayLinks_fromMerchant(ctx, field)
+	case "toMerchant":
+		return ec.fieldContext_CryptoPayLinks_toMerchant(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CryptoPayLinks", field.Name)
 }
 
 func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1944,6 +2376,16 @@ func (ec *executionContext) childFields_ResolvedBankAccount(ctx context.Context,
 		return ec.fieldContext_ResolvedBankAccount_accountName(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResolvedBankAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_StartedDeposit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "links":
+		return ec.fieldContext_StartedDeposit_links(ctx, field)
+	case "transaction":
+		return ec.fieldContext_StartedDeposit_transaction(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StartedDeposit", field.Name)
 }
 
 func (ec *executionContext) childFields_Transaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2196,6 +2638,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_completeCryptoPay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteCryptoPayInput, error) {
+			return ec.unmarshalNCompleteCryptoPayInput2merchantpayᚋgraphᚋmodelᚐCompleteCryptoPayInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createFiatAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2238,6 +2694,20 @@ func (ec *executionContext) field_Mutation_createWallet_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_enrolCryptoPay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.EnrolCryptoPayInput, error) {
+			return ec.unmarshalNEnrolCryptoPayInput2merchantpayᚋgraphᚋmodelᚐEnrolCryptoPayInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_fundBalance_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2272,6 +2742,48 @@ func (ec *executionContext) field_Mutation_resolveBankAccount_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ResolveBankAccountInput, error) {
 			return ec.unmarshalNResolveBankAccountInput2merchantpayᚋgraphᚋmodelᚐResolveBankAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_simulateBankTransfer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SimulateBankTransferInput, error) {
+			return ec.unmarshalNSimulateBankTransferInput2merchantpayᚋgraphᚋmodelᚐSimulateBankTransferInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startDeposit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StartDepositInput, error) {
+			return ec.unmarshalNStartDepositInput2merchantpayᚋgraphᚋmodelᚐStartDepositInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_swap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SwapInput, error) {
+			return ec.unmarshalNSwapInput2merchantpayᚋgraphᚋmodelᚐSwapInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2969,6 +3481,535 @@ func (ec *executionContext) fieldContext_Compliance_documents(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_businessName(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_businessName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BusinessName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_businessName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_logoUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_logoUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogoURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_logoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_website(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_website(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Website, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_website(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_successUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_successUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_successUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_failureUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_failureUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_failureUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_status(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.EnrolmentStatus) graphql.Marshaler {
+			return ec.marshalNEnrolmentStatus2merchantpayᚋgraphᚋmodelᚐEnrolmentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type EnrolmentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_approvedAt(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_approvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_approvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayEnrolment_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayEnrolment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayEnrolment_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayEnrolment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayEnrolment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_prepayId(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_prepayId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrepayID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_prepayId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_terminalType(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_terminalType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminalType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_terminalType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_expireTime(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_expireTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpireTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_expireTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_qrcodeLink(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_qrcodeLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QrcodeLink, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_qrcodeLink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_qrContent(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_qrContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QRContent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_qrContent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_checkoutUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckoutURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_deeplink(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_deeplink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deeplink, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_deeplink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_universalUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_universalUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniversalURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_universalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_productName(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_productName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProductName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_productName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_productDescription(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_productDescription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProductDescription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_productDescription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_failureUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_failureUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_failureUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_successUrl(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_successUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_successUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_merchantReference(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_merchantReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MerchantReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_merchantReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_fromMerchant(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_fromMerchant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromMerchant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_fromMerchant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CryptoPayLinks_toMerchant(ctx context.Context, field graphql.CollectedField, obj *model.CryptoPayLinks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CryptoPayLinks_toMerchant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToMerchant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CryptoPayLinks_toMerchant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CryptoPayLinks", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_documentType(ctx context.Context, field graphql.CollectedField, obj *model.Document) (ret graphql.Marshaler) {
@@ -3942,6 +4983,226 @@ func (ec *executionContext) fieldContext_Mutation_refreshRate(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_refreshRate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_swap(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_swap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Swap(ctx, fc.Args["input"].(model.SwapInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Transaction) graphql.Marshaler {
+			return ec.marshalNTransaction2ᚖmerchantpayᚋgraphᚋmodelᚐTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_swap(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_swap_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_simulateBankTransfer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_simulateBankTransfer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SimulateBankTransfer(ctx, fc.Args["input"].(model.SimulateBankTransferInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Transaction) graphql.Marshaler {
+			return ec.marshalNTransaction2ᚖmerchantpayᚋgraphᚋmodelᚐTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_simulateBankTransfer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_simulateBankTransfer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_enrolCryptoPay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_enrolCryptoPay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EnrolCryptoPay(ctx, fc.Args["input"].(model.EnrolCryptoPayInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CryptoPayEnrolment) graphql.Marshaler {
+			return ec.marshalNCryptoPayEnrolment2ᚖmerchantpayᚋgraphᚋmodelᚐCryptoPayEnrolment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_enrolCryptoPay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CryptoPayEnrolment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_enrolCryptoPay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startDeposit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startDeposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartDeposit(ctx, fc.Args["input"].(model.StartDepositInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StartedDeposit) graphql.Marshaler {
+			return ec.marshalNStartedDeposit2ᚖmerchantpayᚋgraphᚋmodelᚐStartedDeposit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startDeposit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StartedDeposit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startDeposit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeCryptoPay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeCryptoPay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteCryptoPay(ctx, fc.Args["input"].(model.CompleteCryptoPayInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Transaction) graphql.Marshaler {
+			return ec.marshalNTransaction2ᚖmerchantpayᚋgraphᚋmodelᚐTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeCryptoPay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeCryptoPay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5067,6 +6328,70 @@ func (ec *executionContext) _ResolvedBankAccount_accountName(ctx context.Context
 }
 func (ec *executionContext) fieldContext_ResolvedBankAccount_accountName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StartedDeposit_links(ctx context.Context, field graphql.CollectedField, obj *model.StartedDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartedDeposit_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Links, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CryptoPayLinks) graphql.Marshaler {
+			return ec.marshalNCryptoPayLinks2ᚖmerchantpayᚋgraphᚋmodelᚐCryptoPayLinks(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartedDeposit_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StartedDeposit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CryptoPayLinks(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StartedDeposit_transaction(ctx context.Context, field graphql.CollectedField, obj *model.StartedDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartedDeposit_transaction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transaction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Transaction) graphql.Marshaler {
+			return ec.marshalNTransaction2ᚖmerchantpayᚋgraphᚋmodelᚐTransaction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartedDeposit_transaction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StartedDeposit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Transaction_reference(ctx context.Context, field graphql.CollectedField, obj *model.Transaction) (ret graphql.Marshaler) {
@@ -7327,6 +8652,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCompleteCryptoPayInput(ctx context.Context, obj any) (model.CompleteCryptoPayInput, error) {
+	var it model.CompleteCryptoPayInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"prepayId", "outcome", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "prepayId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prepayId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PrepayID = data
+		case "outcome":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outcome"))
+			data, err := ec.unmarshalNCryptoPayOutcome2merchantpayᚋgraphᚋmodelᚐCryptoPayOutcome(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Outcome = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputComplianceInput(ctx context.Context, obj any) (model.ComplianceInput, error) {
 	var it model.ComplianceInput
 	if obj == nil {
@@ -7559,6 +8928,57 @@ func (ec *executionContext) unmarshalInputCreateWalletInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDepositRequirementInput(ctx context.Context, obj any) (model.DepositRequirementInput, error) {
+	var it model.DepositRequirementInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"productName", "productDescription", "failureUrl", "successUrl"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "productName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductName = data
+		case "productDescription":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productDescription"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductDescription = data
+		case "failureUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureURL = data
+		case "successUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("successUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuccessURL = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDocumentInput(ctx context.Context, obj any) (model.DocumentInput, error) {
 	var it model.DocumentInput
 	if obj == nil {
@@ -7605,6 +9025,71 @@ func (ec *executionContext) unmarshalInputDocumentInput(ctx context.Context, obj
 				return it, err
 			}
 			it.DocumentNo = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputEnrolCryptoPayInput(ctx context.Context, obj any) (model.EnrolCryptoPayInput, error) {
+	var it model.EnrolCryptoPayInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"businessName", "logoUrl", "website", "successUrl", "failureUrl", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "businessName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("businessName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BusinessName = data
+		case "logoUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("logoUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LogoURL = data
+		case "website":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("website"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Website = data
+		case "successUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("successUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuccessURL = data
+		case "failureUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureURL = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -7788,6 +9273,194 @@ func (ec *executionContext) unmarshalInputResolveBankAccountInput(ctx context.Co
 				return it, err
 			}
 			it.Account = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSimulateBankTransferInput(ctx context.Context, obj any) (model.SimulateBankTransferInput, error) {
+	var it model.SimulateBankTransferInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"accountNumber", "amount", "narration", "senderName", "senderBank", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "accountNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accountNumber"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AccountNumber = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "narration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("narration"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Narration = data
+		case "senderName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("senderName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SenderName = data
+		case "senderBank":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("senderBank"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SenderBank = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartDepositInput(ctx context.Context, obj any) (model.StartDepositInput, error) {
+	var it model.StartDepositInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"depositMethod", "requirement", "amount", "currency", "rateReference", "reference", "feeBearer", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "depositMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("depositMethod"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DepositMethod = data
+		case "requirement":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requirement"))
+			data, err := ec.unmarshalNDepositRequirementInput2ᚖmerchantpayᚋgraphᚋmodelᚐDepositRequirementInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Requirement = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "rateReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateReference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RateReference = data
+		case "reference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reference = data
+		case "feeBearer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("feeBearer"))
+			data, err := ec.unmarshalOFeeBearer2ᚖmerchantpayᚋgraphᚋmodelᚐFeeBearer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FeeBearer = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSwapInput(ctx context.Context, obj any) (model.SwapInput, error) {
+	var it model.SwapInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"rateReference", "reference", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "rateReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateReference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RateReference = data
+		case "reference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reference = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -8052,6 +9725,187 @@ func (ec *executionContext) _Compliance(ctx context.Context, sel ast.SelectionSe
 		case "documents":
 			out.Values[i] = ec._Compliance_documents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cryptoPayEnrolmentImplementors = []string{"CryptoPayEnrolment"}
+
+func (ec *executionContext) _CryptoPayEnrolment(ctx context.Context, sel ast.SelectionSet, obj *model.CryptoPayEnrolment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cryptoPayEnrolmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CryptoPayEnrolment")
+		case "businessName":
+			out.Values[i] = ec._CryptoPayEnrolment_businessName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logoUrl":
+			out.Values[i] = ec._CryptoPayEnrolment_logoUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "website":
+			out.Values[i] = ec._CryptoPayEnrolment_website(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successUrl":
+			out.Values[i] = ec._CryptoPayEnrolment_successUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failureUrl":
+			out.Values[i] = ec._CryptoPayEnrolment_failureUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._CryptoPayEnrolment_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvedAt":
+			out.Values[i] = ec._CryptoPayEnrolment_approvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._CryptoPayEnrolment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cryptoPayLinksImplementors = []string{"CryptoPayLinks"}
+
+func (ec *executionContext) _CryptoPayLinks(ctx context.Context, sel ast.SelectionSet, obj *model.CryptoPayLinks) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cryptoPayLinksImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CryptoPayLinks")
+		case "prepayId":
+			out.Values[i] = ec._CryptoPayLinks_prepayId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminalType":
+			out.Values[i] = ec._CryptoPayLinks_terminalType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expireTime":
+			out.Values[i] = ec._CryptoPayLinks_expireTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "qrcodeLink":
+			out.Values[i] = ec._CryptoPayLinks_qrcodeLink(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "qrContent":
+			out.Values[i] = ec._CryptoPayLinks_qrContent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkoutUrl":
+			out.Values[i] = ec._CryptoPayLinks_checkoutUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deeplink":
+			out.Values[i] = ec._CryptoPayLinks_deeplink(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "universalUrl":
+			out.Values[i] = ec._CryptoPayLinks_universalUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "productName":
+			out.Values[i] = ec._CryptoPayLinks_productName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "productDescription":
+			out.Values[i] = ec._CryptoPayLinks_productDescription(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failureUrl":
+			out.Values[i] = ec._CryptoPayLinks_failureUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successUrl":
+			out.Values[i] = ec._CryptoPayLinks_successUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "merchantReference":
+			out.Values[i] = ec._CryptoPayLinks_merchantReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromMerchant":
+			out.Values[i] = ec._CryptoPayLinks_fromMerchant(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toMerchant":
+			out.Values[i] = ec._CryptoPayLinks_toMerchant(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -8420,6 +10274,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "refreshRate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_refreshRate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "swap":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_swap(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulateBankTransfer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_simulateBankTransfer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enrolCryptoPay":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_enrolCryptoPay(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startDeposit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startDeposit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeCryptoPay":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeCryptoPay(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8951,6 +10840,49 @@ func (ec *executionContext) _ResolvedBankAccount(ctx context.Context, sel ast.Se
 			}
 		case "accountName":
 			out.Values[i] = ec._ResolvedBankAccount_accountName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var startedDepositImplementors = []string{"StartedDeposit"}
+
+func (ec *executionContext) _StartedDeposit(ctx context.Context, sel ast.SelectionSet, obj *model.StartedDeposit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, startedDepositImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StartedDeposit")
+		case "links":
+			out.Values[i] = ec._StartedDeposit_links(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transaction":
+			out.Values[i] = ec._StartedDeposit_transaction(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9931,6 +11863,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCompleteCryptoPayInput2merchantpayᚋgraphᚋmodelᚐCompleteCryptoPayInput(ctx context.Context, v any) (model.CompleteCryptoPayInput, error) {
+	res, err := ec.unmarshalInputCompleteCryptoPayInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCompliance2ᚖmerchantpayᚋgraphᚋmodelᚐCompliance(ctx context.Context, sel ast.SelectionSet, v *model.Compliance) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9971,6 +11908,36 @@ func (ec *executionContext) unmarshalNCreateWalletInput2merchantpayᚋgraphᚋmo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCryptoPayEnrolment2ᚖmerchantpayᚋgraphᚋmodelᚐCryptoPayEnrolment(ctx context.Context, sel ast.SelectionSet, v *model.CryptoPayEnrolment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CryptoPayEnrolment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCryptoPayLinks2ᚖmerchantpayᚋgraphᚋmodelᚐCryptoPayLinks(ctx context.Context, sel ast.SelectionSet, v *model.CryptoPayLinks) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CryptoPayLinks(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCryptoPayOutcome2merchantpayᚋgraphᚋmodelᚐCryptoPayOutcome(ctx context.Context, v any) (model.CryptoPayOutcome, error) {
+	var res model.CryptoPayOutcome
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCryptoPayOutcome2merchantpayᚋgraphᚋmodelᚐCryptoPayOutcome(ctx context.Context, sel ast.SelectionSet, v model.CryptoPayOutcome) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (decimal.Decimal, error) {
 	res, err := scalar.UnmarshalDecimal(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9985,6 +11952,11 @@ func (ec *executionContext) marshalNDecimal2githubᚗcomᚋshopspringᚋdecimal�
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNDepositRequirementInput2ᚖmerchantpayᚋgraphᚋmodelᚐDepositRequirementInput(ctx context.Context, v any) (*model.DepositRequirementInput, error) {
+	res, err := ec.unmarshalInputDepositRequirementInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNDocument2ᚕᚖmerchantpayᚋgraphᚋmodelᚐDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Document) graphql.Marshaler {
@@ -10032,6 +12004,21 @@ func (ec *executionContext) unmarshalNDocumentInput2ᚖmerchantpayᚋgraphᚋmod
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNEnrolCryptoPayInput2merchantpayᚋgraphᚋmodelᚐEnrolCryptoPayInput(ctx context.Context, v any) (model.EnrolCryptoPayInput, error) {
+	res, err := ec.unmarshalInputEnrolCryptoPayInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNEnrolmentStatus2merchantpayᚋgraphᚋmodelᚐEnrolmentStatus(ctx context.Context, v any) (model.EnrolmentStatus, error) {
+	var res model.EnrolmentStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnrolmentStatus2merchantpayᚋgraphᚋmodelᚐEnrolmentStatus(ctx context.Context, sel ast.SelectionSet, v model.EnrolmentStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNFeeType2merchantpayᚋgraphᚋmodelᚐFeeType(ctx context.Context, v any) (model.FeeType, error) {
 	var res model.FeeType
 	err := res.UnmarshalGQL(v)
@@ -10071,6 +12058,22 @@ func (ec *executionContext) marshalNFiatAccount2ᚖmerchantpayᚋgraphᚋmodel�
 func (ec *executionContext) unmarshalNFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx context.Context, v any) (*model.FiatAccountInput, error) {
 	res, err := ec.unmarshalInputFiatAccountInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNFundBalanceInput2merchantpayᚋgraphᚋmodelᚐFundBalanceInput(ctx context.Context, v any) (model.FundBalanceInput, error) {
@@ -10226,6 +12229,26 @@ func (ec *executionContext) marshalNResolvedBankAccount2ᚖmerchantpayᚋgraph�
 	return ec._ResolvedBankAccount(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSimulateBankTransferInput2merchantpayᚋgraphᚋmodelᚐSimulateBankTransferInput(ctx context.Context, v any) (model.SimulateBankTransferInput, error) {
+	res, err := ec.unmarshalInputSimulateBankTransferInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNStartDepositInput2merchantpayᚋgraphᚋmodelᚐStartDepositInput(ctx context.Context, v any) (model.StartDepositInput, error) {
+	res, err := ec.unmarshalInputStartDepositInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStartedDeposit2ᚖmerchantpayᚋgraphᚋmodelᚐStartedDeposit(ctx context.Context, sel ast.SelectionSet, v *model.StartedDeposit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StartedDeposit(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10240,6 +12263,11 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNSwapInput2merchantpayᚋgraphᚋmodelᚐSwapInput(ctx context.Context, v any) (model.SwapInput, error) {
+	res, err := ec.unmarshalInputSwapInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -10575,6 +12603,22 @@ func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecim
 	_ = ctx
 	res := scalar.MarshalDecimal(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOFeeBearer2ᚖmerchantpayᚋgraphᚋmodelᚐFeeBearer(ctx context.Context, v any) (*model.FeeBearer, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.FeeBearer)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFeeBearer2ᚖmerchantpayᚋgraphᚋmodelᚐFeeBearer(ctx context.Context, sel ast.SelectionSet, v *model.FeeBearer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOFiatAccountInput2ᚖmerchantpayᚋgraphᚋmodelᚐFiatAccountInput(ctx context.Context, v any) (*model.FiatAccountInput, error) {

@@ -5,10 +5,13 @@ package graph
 import (
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/cryptopay"
+	"merchantpay/internal/deposits"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
+	"merchantpay/internal/swaps"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 )
@@ -25,6 +28,11 @@ type Services struct {
 	Banks        *banks.Directory
 	NameEnquiry  *rails.NameEnquiry
 	Rates        *rates.Service
+	Swaps        *swaps.Service
+	Deposits     *deposits.Service
+	CryptoPay    *cryptopay.Service
+	// Sandbox is true when the built-in sandbox rails run (simulations exist).
+	Sandbox bool
 }
 
 // Resolver is the root resolver.

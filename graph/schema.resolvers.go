@@ -11,10 +11,13 @@ import (
 	"merchantpay/graph/model"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/cryptopay"
+	"merchantpay/internal/deposits"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
+	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
 	"strings"
@@ -99,6 +102,75 @@ func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshR
 		return nil, err
 	}
 	return quoteModel(r.Svc.Rates, q), nil
+}
+
+// Swap is the resolver for the swap field.
+func (r *mutationResolver) Swap(ctx context.Context, input model.SwapInput) (*model.Transaction, error) {
+	t, err := r.Svc.Swaps.Swap(ctx, swaps.Input{RateReference: &input.RateReference, Reference: input.Reference})
+	if err != nil {
+		return nil, err
+	}
+	return transactionModel(t), nil
+}
+
+// SimulateBankTransfer is the resolver for the simulateBankTransfer field.
+func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error) {
+	if !r.Svc.Sandbox {
+		return nil, apperr.New(apperr.NotFound, "simulations exist only with the sandbox rails")
+	}
+	t, err := r.Svc.Deposits.Simulate(ctx, deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
+		Narration: input.Narration, SenderName: input.SenderName, SenderBank: input.SenderBank})
+	if err != nil {
+		return nil, err
+	}
+	return transactionModel(t), nil
+}
+
+// EnrolCryptoPay is the resolver for the enrolCryptoPay field.
+func (r *mutationResolver) EnrolCryptoPay(ctx context.Context, input model.EnrolCryptoPayInput) (*model.CryptoPayEnrolment, error) {
+	e, err := r.Svc.CryptoPay.Enrol(ctx, cryptopay.EnrolInput{BusinessName: &input.BusinessName, LogoURL: &input.LogoURL,
+		Website: &input.Website, SuccessURL: &input.SuccessURL, FailureURL: &input.FailureURL})
+	if err != nil {
+		return nil, err
+	}
+	return &model.CryptoPayEnrolment{BusinessName: e.BusinessName, LogoURL: e.LogoURL, Website: e.Website,
+		SuccessURL: e.SuccessURL, FailureURL: e.FailureURL, Status: model.EnrolmentStatus(e.Status),
+		ApprovedAt: e.ApprovedAt, CreatedAt: e.CreatedAt}, nil
+}
+
+// StartDeposit is the resolver for the startDeposit field.
+func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDepositInput) (*model.StartedDeposit, error) {
+	in := cryptopay.DepositInput{DepositMethod: &input.DepositMethod, Amount: input.Amount, Currency: input.Currency,
+		RateReference: input.RateReference, Reference: input.Reference, FeeBearer: optionalLowerEnum(input.FeeBearer)}
+	if input.Requirement == nil {
+		in.RequirementAbsent = true
+	} else {
+		in.ProductName, in.ProductDescription = &input.Requirement.ProductName, input.Requirement.ProductDescription
+		in.FailureURL, in.SuccessURL = input.Requirement.FailureURL, input.Requirement.SuccessURL
+	}
+	d, err := r.Svc.CryptoPay.StartDeposit(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	l := d.Links
+	return &model.StartedDeposit{Transaction: transactionModel(d.Transaction), Links: &model.CryptoPayLinks{
+		PrepayID: l.PrepayID, TerminalType: l.TerminalType, ExpireTime: float64(l.ExpireTime), QrcodeLink: l.QRCodeLink,
+		QRContent: l.QRContent, CheckoutURL: l.CheckoutURL, Deeplink: l.Deeplink, UniversalURL: l.UniversalURL,
+		ProductName: l.ProductName, ProductDescription: l.ProductDescription, FailureURL: l.FailureURL,
+		SuccessURL: l.SuccessURL, MerchantReference: l.MerchantReference, FromMerchant: l.FromMerchant, ToMerchant: l.ToMerchant,
+	}}, nil
+}
+
+// CompleteCryptoPay is the resolver for the completeCryptoPay field.
+func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.CompleteCryptoPayInput) (*model.Transaction, error) {
+	if !r.Svc.Sandbox {
+		return nil, apperr.New(apperr.NotFound, "simulations exist only with the sandbox rails")
+	}
+	t, err := r.Svc.CryptoPay.Complete(ctx, input.PrepayID, strings.ToLower(string(input.Outcome)))
+	if err != nil {
+		return nil, err
+	}
+	return transactionModel(t), nil
 }
 
 // Me is the resolver for the me field.

@@ -5,11 +5,16 @@ import (
 
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/cryptopay"
+	"merchantpay/internal/deposits"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
+	"merchantpay/internal/swaps"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
+	"merchantpay/internal/webhooks"
+	"merchantpay/internal/withdrawals"
 )
 
 // Ops are the operations behind the routes.
@@ -21,6 +26,11 @@ type Ops struct {
 	Banks        *banks.Directory
 	NameEnquiry  *rails.NameEnquiry
 	Rates        *rates.Service
+	Swaps        *swaps.Service
+	Deposits     *deposits.Service
+	Webhooks     *webhooks.Service
+	Withdrawals  *withdrawals.Service
+	CryptoPay    *cryptopay.Service
 }
 
 // routes is the one route table of the REST API.
@@ -35,10 +45,19 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodPost, Pattern: "/misc/banks/resolve", Handle: o.resolveBank},
 		{Method: http.MethodGet, Pattern: "/balances", Handle: o.listBalances},
 		{Method: http.MethodPost, Pattern: "/sandbox/balances/fund", Handle: o.fundBalance, Sandbox: true},
+		{Method: http.MethodPost, Pattern: "/sandbox/deposits/bank-transfer", Handle: o.simulateBankTransfer, Sandbox: true},
 		{Method: http.MethodGet, Pattern: "/transactions", Handle: o.listTransactions},
 		{Method: http.MethodGet, Pattern: "/transactions/{reference}", Handle: o.getTransaction},
+		{Method: http.MethodPost, Pattern: "/transactions/swap", Handle: o.createSwap},
+		{Method: http.MethodPost, Pattern: "/transactions/withdraw", Handle: o.withdraw},
+		{Method: http.MethodPost, Pattern: "/transactions/deposit", Handle: o.startDeposit},
+		{Method: http.MethodPost, Pattern: "/sandbox/deposits/crypto-pay/{prepayId}", Handle: o.completeCryptoPay, Sandbox: true},
 		{Method: http.MethodGet, Pattern: "/markets/rates", Access: PublicKey, Handle: o.getRates},
 		{Method: http.MethodPost, Pattern: "/rates/create", Handle: o.createRate},
 		{Method: http.MethodPost, Pattern: "/rates/refresh", Handle: o.refreshRate},
+		{Method: http.MethodGet, Pattern: "/webhooks", Handle: o.listWebhooks},
+		{Method: http.MethodPost, Pattern: "/webhooks", Handle: o.createWebhook},
+		{Method: http.MethodDelete, Pattern: "/webhooks/{id}", Handle: o.deleteWebhook},
+		{Method: http.MethodPost, Pattern: "/webhooks/{id}/roll-secret", Handle: o.rollWebhookSecret},
 	}
 }

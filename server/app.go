@@ -10,18 +10,25 @@ import (
 	"merchantpay/graph"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/broker"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
 	"merchantpay/internal/idem"
+	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
+	"merchantpay/internal/swaps"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
+	"merchantpay/internal/webhooks"
+	"merchantpay/internal/withdrawals"
 	"merchantpay/rest"
 )
 
@@ -41,6 +48,17 @@ type App struct {
 	Transactions *transactions.Service
 	// Outbox records events in the same transaction as their state change.
 	Outbox *events.Outbox
+	// Signal wakes the event workers after outbox commits, here and (on
+	// PostgreSQL) on other instances.
+	Signal *broker.Signal
+	// Webhooks manages endpoints and reads and redelivers deliveries.
+	Webhooks *webhooks.Service
+	// Dispatcher fans events out to webhook deliveries and e-mails and sends them.
+	Dispatcher *webhooks.Dispatcher
+	// Mailer sends the notification e-mails.
+	Mailer *mail.Mailer
+	// Broker streams events to GraphQL subscriptions.
+	Broker *broker.Broker
 
 	// Banks is the bank directory, loaded once at start-up.
 	Banks *banks.Directory
@@ -55,6 +73,15 @@ type App struct {
 	Rates *rates.Service
 	// Deposits books incoming bank transfers into fiat accounts.
 	Deposits *deposits.Service
+	// Swaps converts between a merchant's balances with swap quotes and
+	// settles them (worker swap-settlement).
+	Swaps *swaps.Service
+	// Withdrawals accepts payouts to banks; its payout worker (worker
+	// payouts) carries them through the rails.
+	Withdrawals *withdrawals.Service
+	// CryptoPay runs crypto-pay enrolment, deposits and their hosted
+	// checkout; its worker crypto-pay-expiry fails checkouts at expiry.
+	CryptoPay *cryptopay.Service
 
 	handler http.Handler
 	workers []Worker
@@ -99,6 +126,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.Transactions = transactions.New(db)
 	a.Outbox = events.New(db, a.Clock)
+	if err := a.setupEvents(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if a.Banks, err = banks.Load(); err != nil {
 		db.Close()
 		return nil, err
@@ -119,6 +150,20 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay})
+	payoutFees, err := withdrawals.LoadFees(cfg.PayoutFees)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees)
+	// No crypto-pay fee by default; cryptopay.Config.Fee is where an
+	// operator setting would go.
+	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
+		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL}); err != nil {
+		db.Close()
+		return nil, err
+	}
 
 	var limiter rest.Limiter
 	if cfg.RateLimit > 0 {
@@ -126,14 +171,24 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
-		Ops: &rest.Ops{Wallets: a.Wallets, Transactions: a.Transactions,
+		Ops: &rest.Ops{Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
 			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
-			Deposits: a.Deposits},
+			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay},
 	})
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
-		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates}, limiter)
+		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
+		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Sandbox: cfg.Sandbox()}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
+	swapOwner := jobs.Owner()
+	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
+		a.Swaps.RunSettlement(ctx, swaps.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
+	}})
+	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
+	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
+	a.workers = append(a.workers, Worker{Name: "crypto-pay-expiry", Run: func(ctx context.Context) {
+		a.CryptoPay.RunExpiry(ctx, cryptopay.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
+	}})
 	return a, nil
 }
 

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"merchantpay/internal/mail"
+	"merchantpay/internal/webhook"
 )
 
 // Config is read from environment variables (CONTRACT 11).
@@ -33,9 +36,20 @@ type Config struct {
 	// PairsConfig is the path of the pairs file (PAIRS_CONFIG); empty means
 	// the embedded default.
 	PairsConfig string
+	// PayoutFees is the path of the payout fee table (PAYOUT_FEES); empty
+	// means the embedded default (see internal/withdrawals/fees.json).
+	PayoutFees string
 	// PriceSource is static or sandbox (PRICE_SOURCE; sandbox with the
 	// sandbox rails, else static).
 	PriceSource string
+	// EventsPollInterval is how often the webhook dispatcher, the mailer and
+	// the subscription broker look for work without a wake-up
+	// (EVENTS_POLL_INTERVAL, default 1s; tests shorten it).
+	EventsPollInterval time.Duration
+	// JobsPollInterval is how often the workers of background work on
+	// transactions (swap settlement, payouts) look for due jobs (JOBS_POLL_INTERVAL,
+	// default 1s; tests shorten it).
+	JobsPollInterval time.Duration
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
 }
@@ -68,6 +82,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.QuoteTTL = dur("QUOTE_TTL", 90*time.Second)
 	c.IndicativeRefresh = dur("INDICATIVE_REFRESH", 20*time.Second)
 	c.SwapSettlementDelay = dur("SWAP_SETTLEMENT_DELAY", 30*time.Minute)
+	c.JobsPollInterval = dur("JOBS_POLL_INTERVAL", time.Second)
+	c.EventsPollInterval = dur("EVENTS_POLL_INTERVAL", time.Second)
+	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
+		bad = append(bad, fmt.Sprintf("WEBHOOK_RETRY_SCHEDULE: %v", err))
+	}
+	if c.SMTPURL != "" {
+		if _, err := mail.ParseURL(c.SMTPURL); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
 	c.RateLimit, c.RateBurst = 100, 200
 	if v := getenv("RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -105,6 +129,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.WebhookAllowPrivate = b
 	}
 	c.PairsConfig = getenv("PAIRS_CONFIG")
+	c.PayoutFees = getenv("PAYOUT_FEES")
 	switch c.PriceSource = getenv("PRICE_SOURCE"); c.PriceSource {
 	case "":
 		c.PriceSource = "static"

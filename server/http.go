@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/checkout"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
 )
@@ -39,6 +40,9 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	})
 	mux.Handle(rest.Prefix+"/", api)
 	mux.Handle("/graphql", gql)
+	// The hosted crypto-pay checkout takes no API key: the prepay id in the
+	// path is its credential.
+	mux.Handle(checkout.Prefix, checkout.New(a.CryptoPay))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		rest.WriteError(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})

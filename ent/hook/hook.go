@@ -20,6 +20,18 @@ func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
 }
 
+// The CryptoPayEnrolmentFunc type is an adapter to allow the use of ordinary
+// function as CryptoPayEnrolment mutator.
+type CryptoPayEnrolmentFunc func(context.Context, *ent.CryptoPayEnrolmentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CryptoPayEnrolmentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CryptoPayEnrolmentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CryptoPayEnrolmentMutation", m)
+}
+
 // The EmailNotificationFunc type is an adapter to allow the use of ordinary
 // function as EmailNotification mutator.
 type EmailNotificationFunc func(context.Context, *ent.EmailNotificationMutation) (ent.Value, error)

@@ -8,6 +8,7 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
@@ -109,6 +110,33 @@ func (f TraverseAPIKey) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIKeyQuery", q)
+}
+
+// The CryptoPayEnrolmentFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CryptoPayEnrolmentFunc func(context.Context, *ent.CryptoPayEnrolmentQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CryptoPayEnrolmentFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CryptoPayEnrolmentQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CryptoPayEnrolmentQuery", q)
+}
+
+// The TraverseCryptoPayEnrolment type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCryptoPayEnrolment func(context.Context, *ent.CryptoPayEnrolmentQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCryptoPayEnrolment) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCryptoPayEnrolment) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CryptoPayEnrolmentQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CryptoPayEnrolmentQuery", q)
 }
 
 // The EmailNotificationFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -521,6 +549,8 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
+	case *ent.CryptoPayEnrolmentQuery:
+		return &query[*ent.CryptoPayEnrolmentQuery, predicate.CryptoPayEnrolment, cryptopayenrolment.OrderOption]{typ: ent.TypeCryptoPayEnrolment, tq: q}, nil
 	case *ent.EmailNotificationQuery:
 		return &query[*ent.EmailNotificationQuery, predicate.EmailNotification, emailnotification.OrderOption]{typ: ent.TypeEmailNotification, tq: q}, nil
 	case *ent.EventQuery:

@@ -34,6 +34,39 @@ var (
 			},
 		},
 	}
+	// CryptoPayEnrolmentsColumns holds the columns for the "crypto_pay_enrolments" table.
+	CryptoPayEnrolmentsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "business_name", Type: field.TypeString},
+		{Name: "logo_url", Type: field.TypeString, Size: 2147483647},
+		{Name: "website", Type: field.TypeString, Size: 2147483647},
+		{Name: "success_url", Type: field.TypeString, Size: 2147483647},
+		{Name: "failure_url", Type: field.TypeString, Size: 2147483647},
+		{Name: "status", Type: field.TypeString},
+		{Name: "approved_at", Type: field.TypeTime, Nullable: true},
+	}
+	// CryptoPayEnrolmentsTable holds the schema information for the "crypto_pay_enrolments" table.
+	CryptoPayEnrolmentsTable = &schema.Table{
+		Name:       "crypto_pay_enrolments",
+		Columns:    CryptoPayEnrolmentsColumns,
+		PrimaryKey: []*schema.Column{CryptoPayEnrolmentsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "cryptopayenrolment_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{CryptoPayEnrolmentsColumns[1], CryptoPayEnrolmentsColumns[2]},
+			},
+			{
+				Name:    "crypto_pay_enrolments_tenant_unique",
+				Unique:  true,
+				Columns: []*schema.Column{CryptoPayEnrolmentsColumns[1], CryptoPayEnrolmentsColumns[2]},
+			},
+		},
+	}
 	// EmailNotificationsColumns holds the columns for the "email_notifications" table.
 	EmailNotificationsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -382,6 +415,7 @@ var (
 		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
 		{Name: "rails_reference", Type: field.TypeString, Nullable: true},
+		{Name: "submitted_at", Type: field.TypeTime, Nullable: true},
 	}
 	// TransactionsTable holds the schema information for the "transactions" table.
 	TransactionsTable = &schema.Table{
@@ -566,6 +600,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		CryptoPayEnrolmentsTable,
 		EmailNotificationsTable,
 		EventsTable,
 		FiatAccountsTable,
@@ -585,6 +620,9 @@ var (
 )
 
 func init() {
+	CryptoPayEnrolmentsTable.Annotation = &entsql.Annotation{
+		Table: "crypto_pay_enrolments",
+	}
 	EmailNotificationsTable.Annotation = &entsql.Annotation{
 		Table: "email_notifications",
 	}

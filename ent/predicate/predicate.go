@@ -9,6 +9,9 @@ import (
 // APIKey is the predicate function for apikey builders.
 type APIKey func(*sql.Selector)
 
+// CryptoPayEnrolment is the predicate function for cryptopayenrolment builders.
+type CryptoPayEnrolment func(*sql.Selector)
+
 // EmailNotification is the predicate function for emailnotification builders.
 type EmailNotification func(*sql.Selector)
 

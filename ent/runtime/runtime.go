@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
 	"merchantpay/ent/fiataccount"
@@ -45,6 +46,37 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	apikey.IDValidator = apikeyDescID.Validators[0].(func(string) error)
+	cryptopayenrolmentMixin := schema.CryptoPayEnrolment{}.Mixin()
+	cryptopayenrolmentMixinHooks0 := cryptopayenrolmentMixin[0].Hooks()
+	cryptopayenrolment.Hooks[0] = cryptopayenrolmentMixinHooks0[0]
+	cryptopayenrolmentMixinInters0 := cryptopayenrolmentMixin[0].Interceptors()
+	cryptopayenrolment.Interceptors[0] = cryptopayenrolmentMixinInters0[0]
+	cryptopayenrolmentMixinFields0 := cryptopayenrolmentMixin[0].Fields()
+	_ = cryptopayenrolmentMixinFields0
+	cryptopayenrolmentMixinFields1 := cryptopayenrolmentMixin[1].Fields()
+	_ = cryptopayenrolmentMixinFields1
+	cryptopayenrolmentFields := schema.CryptoPayEnrolment{}.Fields()
+	_ = cryptopayenrolmentFields
+	// cryptopayenrolmentDescMerchantID is the schema descriptor for merchant_id field.
+	cryptopayenrolmentDescMerchantID := cryptopayenrolmentMixinFields0[0].Descriptor()
+	// cryptopayenrolment.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	cryptopayenrolment.MerchantIDValidator = cryptopayenrolmentDescMerchantID.Validators[0].(func(string) error)
+	// cryptopayenrolmentDescMode is the schema descriptor for mode field.
+	cryptopayenrolmentDescMode := cryptopayenrolmentMixinFields0[1].Descriptor()
+	// cryptopayenrolment.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	cryptopayenrolment.ModeValidator = cryptopayenrolmentDescMode.Validators[0].(func(string) error)
+	// cryptopayenrolmentDescCreatedAt is the schema descriptor for created_at field.
+	cryptopayenrolmentDescCreatedAt := cryptopayenrolmentMixinFields1[0].Descriptor()
+	// cryptopayenrolment.DefaultCreatedAt holds the default value on creation for the created_at field.
+	cryptopayenrolment.DefaultCreatedAt = cryptopayenrolmentDescCreatedAt.Default.(func() time.Time)
+	// cryptopayenrolmentDescUpdatedAt is the schema descriptor for updated_at field.
+	cryptopayenrolmentDescUpdatedAt := cryptopayenrolmentMixinFields1[1].Descriptor()
+	// cryptopayenrolment.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	cryptopayenrolment.DefaultUpdatedAt = cryptopayenrolmentDescUpdatedAt.Default.(func() time.Time)
+	// cryptopayenrolmentDescID is the schema descriptor for id field.
+	cryptopayenrolmentDescID := cryptopayenrolmentFields[0].Descriptor()
+	// cryptopayenrolment.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	cryptopayenrolment.IDValidator = cryptopayenrolmentDescID.Validators[0].(func(string) error)
 	emailnotificationMixin := schema.EmailNotification{}.Mixin()
 	emailnotificationMixinHooks0 := emailnotificationMixin[0].Hooks()
 	emailnotification.Hooks[0] = emailnotificationMixinHooks0[0]

@@ -69,6 +69,9 @@ func (Transaction) Fields() []ent.Field {
 		field.String("lease_owner").Optional().Nillable(),
 		field.Time("lease_until").Optional().Nillable(),
 		field.String("rails_reference").Optional().Nillable(),
+		// When the payout was handed to the rails: stateless rails (the
+		// sandbox) decide its outcome from it, and it survives restarts.
+		field.Time("submitted_at").Optional().Nillable(),
 	}
 }
 

@@ -116,6 +116,8 @@ const (
 	FieldLeaseUntil = "lease_until"
 	// FieldRailsReference holds the string denoting the rails_reference field in the database.
 	FieldRailsReference = "rails_reference"
+	// FieldSubmittedAt holds the string denoting the submitted_at field in the database.
+	FieldSubmittedAt = "submitted_at"
 	// Table holds the table name of the transaction in the database.
 	Table = "transactions"
 )
@@ -174,6 +176,7 @@ var Columns = []string{
 	FieldLeaseOwner,
 	FieldLeaseUntil,
 	FieldRailsReference,
+	FieldSubmittedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -480,4 +483,9 @@ func ByLeaseUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByRailsReference orders the results by the rails_reference field.
 func ByRailsReference(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRailsReference, opts...).ToFunc()
+}
+
+// BySubmittedAt orders the results by the submitted_at field.
+func BySubmittedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSubmittedAt, opts...).ToFunc()
 }

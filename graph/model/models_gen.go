@@ -39,6 +39,12 @@ type BankBranch struct {
 	BankID     int    `json:"bankId"`
 }
 
+type CompleteCryptoPayInput struct {
+	PrepayID       string           `json:"prepayId"`
+	Outcome        CryptoPayOutcome `json:"outcome"`
+	IdempotencyKey *string          `json:"idempotencyKey,omitempty"`
+}
+
 type Compliance struct {
 	Phone     string      `json:"phone"`
 	Firstname string      `json:"firstname"`
@@ -86,6 +92,44 @@ type CreateWalletInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+type CryptoPayEnrolment struct {
+	BusinessName string          `json:"businessName"`
+	LogoURL      string          `json:"logoUrl"`
+	Website      string          `json:"website"`
+	SuccessURL   string          `json:"successUrl"`
+	FailureURL   string          `json:"failureUrl"`
+	Status       EnrolmentStatus `json:"status"`
+	ApprovedAt   *time.Time      `json:"approvedAt,omitempty"`
+	CreatedAt    time.Time       `json:"createdAt"`
+}
+
+// Where to send the payer (the REST links object in GraphQL naming).
+type CryptoPayLinks struct {
+	PrepayID     string `json:"prepayId"`
+	TerminalType string `json:"terminalType"`
+	// Epoch milliseconds.
+	ExpireTime         float64 `json:"expireTime"`
+	QrcodeLink         string  `json:"qrcodeLink"`
+	QRContent          string  `json:"qrContent"`
+	CheckoutURL        string  `json:"checkoutUrl"`
+	Deeplink           string  `json:"deeplink"`
+	UniversalURL       string  `json:"universalUrl"`
+	ProductName        string  `json:"productName"`
+	ProductDescription string  `json:"productDescription"`
+	FailureURL         string  `json:"failureUrl"`
+	SuccessURL         string  `json:"successUrl"`
+	MerchantReference  string  `json:"merchantReference"`
+	FromMerchant       *string `json:"fromMerchant,omitempty"`
+	ToMerchant         *string `json:"toMerchant,omitempty"`
+}
+
+type DepositRequirementInput struct {
+	ProductName        string  `json:"productName"`
+	ProductDescription *string `json:"productDescription,omitempty"`
+	FailureURL         *string `json:"failureUrl,omitempty"`
+	SuccessURL         *string `json:"successUrl,omitempty"`
+}
+
 type Document struct {
 	DocumentType     string `json:"documentType"`
 	DocumentFile     string `json:"documentFile"`
@@ -99,6 +143,15 @@ type DocumentInput struct {
 	// url or link
 	DocumentFileType string `json:"documentFileType"`
 	DocumentNo       string `json:"documentNo"`
+}
+
+type EnrolCryptoPayInput struct {
+	BusinessName   string  `json:"businessName"`
+	LogoURL        string  `json:"logoUrl"`
+	Website        string  `json:"website"`
+	SuccessURL     string  `json:"successUrl"`
+	FailureURL     string  `json:"failureUrl"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // A virtual bank account issued on a wallet (or the merchant's global account).
@@ -222,6 +275,44 @@ type ResolvedBankAccount struct {
 	BankCode      string `json:"bankCode"`
 	AccountNumber string `json:"accountNumber"`
 	AccountName   string `json:"accountName"`
+}
+
+type SimulateBankTransferInput struct {
+	// The 10-digit number of one of your fiat accounts.
+	AccountNumber string          `json:"accountNumber"`
+	Amount        decimal.Decimal `json:"amount"`
+	// Put !!REF!! here to tie a deposit on a static_dynamic account to REF.
+	Narration      *string `json:"narration,omitempty"`
+	SenderName     *string `json:"senderName,omitempty"`
+	SenderBank     *string `json:"senderBank,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+type StartDepositInput struct {
+	// Only crypto-pay.
+	DepositMethod string                   `json:"depositMethod"`
+	Requirement   *DepositRequirementInput `json:"requirement"`
+	// Direct deposits: amount and currency.
+	Amount   *decimal.Decimal `json:"amount,omitempty"`
+	Currency *string          `json:"currency,omitempty"`
+	// Cross deposits: a deposit quote with depositMethod crypto-pay.
+	RateReference  *string    `json:"rateReference,omitempty"`
+	Reference      *string    `json:"reference,omitempty"`
+	FeeBearer      *FeeBearer `json:"feeBearer,omitempty"`
+	IdempotencyKey *string    `json:"idempotencyKey,omitempty"`
+}
+
+type StartedDeposit struct {
+	Links       *CryptoPayLinks `json:"links"`
+	Transaction *Transaction    `json:"transaction"`
+}
+
+type SwapInput struct {
+	// A swap quote from createRate.
+	RateReference string `json:"rateReference"`
+	// Your reference, unique without regard to case.
+	Reference      *string `json:"reference,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // A deposit, withdrawal or swap: the REST Transaction in GraphQL naming.
@@ -406,6 +497,171 @@ func (e *Country) UnmarshalJSON(b []byte) error {
 }
 
 func (e Country) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type CryptoPayOutcome string
+
+const (
+	CryptoPayOutcomeSuccess CryptoPayOutcome = "SUCCESS"
+	CryptoPayOutcomeFailed  CryptoPayOutcome = "FAILED"
+)
+
+var AllCryptoPayOutcome = []CryptoPayOutcome{
+	CryptoPayOutcomeSuccess,
+	CryptoPayOutcomeFailed,
+}
+
+func (e CryptoPayOutcome) IsValid() bool {
+	switch e {
+	case CryptoPayOutcomeSuccess, CryptoPayOutcomeFailed:
+		return true
+	}
+	return false
+}
+
+func (e CryptoPayOutcome) String() string {
+	return string(e)
+}
+
+func (e *CryptoPayOutcome) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CryptoPayOutcome(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CryptoPayOutcome", str)
+	}
+	return nil
+}
+
+func (e CryptoPayOutcome) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CryptoPayOutcome) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CryptoPayOutcome) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type EnrolmentStatus string
+
+const (
+	EnrolmentStatusPending  EnrolmentStatus = "PENDING"
+	EnrolmentStatusApproved EnrolmentStatus = "APPROVED"
+)
+
+var AllEnrolmentStatus = []EnrolmentStatus{
+	EnrolmentStatusPending,
+	EnrolmentStatusApproved,
+}
+
+func (e EnrolmentStatus) IsValid() bool {
+	switch e {
+	case EnrolmentStatusPending, EnrolmentStatusApproved:
+		return true
+	}
+	return false
+}
+
+func (e EnrolmentStatus) String() string {
+	return string(e)
+}
+
+func (e *EnrolmentStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EnrolmentStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EnrolmentStatus", str)
+	}
+	return nil
+}
+
+func (e EnrolmentStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EnrolmentStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EnrolmentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type FeeBearer string
+
+const (
+	FeeBearerMerchant    FeeBearer = "MERCHANT"
+	FeeBearerBeneficiary FeeBearer = "BENEFICIARY"
+)
+
+var AllFeeBearer = []FeeBearer{
+	FeeBearerMerchant,
+	FeeBearerBeneficiary,
+}
+
+func (e FeeBearer) IsValid() bool {
+	switch e {
+	case FeeBearerMerchant, FeeBearerBeneficiary:
+		return true
+	}
+	return false
+}
+
+func (e FeeBearer) String() string {
+	return string(e)
+}
+
+func (e *FeeBearer) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FeeBearer(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FeeBearer", str)
+	}
+	return nil
+}
+
+func (e FeeBearer) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FeeBearer) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FeeBearer) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

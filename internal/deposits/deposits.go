@@ -1,0 +1,528 @@
+// Package deposits books incoming bank transfers into fiat virtual accounts
+// (CONTRACT 5 "Deposits into fiat accounts", spec endpoint 2 "Making a
+// deposit to the account"): each transfer becomes one DEPOSIT transaction,
+// accepted (the merchant's NGN balance is credited) or refunded (nothing is
+// credited, reject_reason says why), with its event in the outbox, all in
+// one database transaction.
+package deposits
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"merchantpay/ent"
+	"merchantpay/ent/transaction"
+	"merchantpay/internal/accounts"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/jsonx"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/money"
+	"merchantpay/internal/narration"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/transactions"
+)
+
+// Fixed values of a deposit transaction.
+const (
+	Type        = "DEPOSIT"
+	PaymentSlug = "instant-bank-deposit"
+	Destination = "main_balance"
+	// Channel says the money came over the bank rails.
+	Channel = "BANK_TRANSFER"
+	// FromParty and ToParty mirror a withdrawal's SELF → OTHER: a deposit
+	// comes from someone else to the merchant.
+	FromParty = "OTHER"
+	ToParty   = "SELF"
+	// FeeBearer: the deposit fee is taken from what the merchant receives.
+	FeeBearer = "merchant"
+	// ReferencePrefix starts every deposit's service reference.
+	ReferencePrefix = "DEP-"
+)
+
+// Statuses of a deposit: a bank transfer arrives settled, so it is never
+// pending.
+const (
+	StatusSuccess  = "success"
+	StatusRefunded = "refunded"
+)
+
+// Limits of the free-text fields of a transfer, in characters.
+const (
+	MaxNarration  = 500
+	MaxSenderName = 100
+	MaxSenderBank = 100
+)
+
+// Currency is the currency of fiat accounts, hence of their deposits.
+const Currency = accounts.Currency
+
+// Transfer is one incoming bank transfer as the rails report it. Empty
+// strings mean absent.
+type Transfer struct {
+	AccountNumber string
+	Amount        decimal.Decimal
+	Narration     string
+	SenderName    string
+	SenderBank    string
+}
+
+// Input is the sandbox's simulated transfer request, shared by REST and
+// GraphQL. Nil means absent or null (or of the wrong type, already reported
+// by the decoder).
+type Input struct {
+	AccountNumber *string
+	Amount        *decimal.Decimal
+	Narration     *string
+	SenderName    *string
+	SenderBank    *string
+}
+
+// Validate collects every bad field of a simulated transfer.
+func Validate(in Input, f *apperr.Fields) {
+	if in.AccountNumber == nil {
+		f.Add("account_number", "is required: the 10-digit number of a fiat account")
+	} else if !tenDigits(*in.AccountNumber) {
+		f.Add("account_number", "must be a 10-digit account number")
+	}
+	if in.Amount == nil {
+		f.Add("amount", "is required")
+	} else if msg := money.ValidateAmount(*in.Amount, Currency); msg != "" {
+		f.Add("amount", "%s", msg)
+	}
+	text(f, "narration", in.Narration, MaxNarration)
+	text(f, "sender_name", in.SenderName, MaxSenderName)
+	text(f, "sender_bank", in.SenderBank, MaxSenderBank)
+}
+
+// Transfer turns a validated Input into a Transfer.
+func (in Input) Transfer() Transfer {
+	var t Transfer
+	if in.AccountNumber != nil {
+		t.AccountNumber = *in.AccountNumber
+	}
+	if in.Amount != nil {
+		t.Amount = *in.Amount
+	}
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	t.Narration, t.SenderName, t.SenderBank = deref(in.Narration), deref(in.SenderName), deref(in.SenderBank)
+	return t
+}
+
+func (t Transfer) input() Input {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return Input{AccountNumber: &t.AccountNumber, Amount: &t.Amount,
+		Narration: opt(t.Narration), SenderName: opt(t.SenderName), SenderBank: opt(t.SenderBank)}
+}
+
+func tenDigits(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// text checks an optional free-text field: valid UTF-8 without NUL (which
+// PostgreSQL cannot store), at most max characters.
+func text(f *apperr.Fields, field string, v *string, max int) {
+	switch {
+	case v == nil:
+	case !utf8.ValidString(*v) || strings.ContainsRune(*v, 0):
+		f.Add(field, "must be valid text without NUL characters")
+	case utf8.RuneCountInString(*v) > max:
+		f.Add(field, "must be at most %d characters", max)
+	}
+}
+
+// Fee is the operator's deposit fee: Flat NGN per deposit plus Percent of
+// the amount (1.5 means 1.5%), rounded down to the kobo. The zero value
+// charges nothing, the default.
+type Fee struct {
+	Flat    decimal.Decimal
+	Percent decimal.Decimal
+}
+
+// Validate checks the fee rule.
+func (f Fee) Validate() error {
+	if f.Flat.Sign() < 0 {
+		return fmt.Errorf("deposits: flat fee %s is negative", f.Flat)
+	}
+	if _, err := money.ToMinor(f.Flat, Currency); err != nil {
+		return fmt.Errorf("deposits: flat fee %s: %w", f.Flat, err)
+	}
+	if f.Percent.Sign() < 0 || f.Percent.GreaterThanOrEqual(decimal.New(100, 0)) {
+		return fmt.Errorf("deposits: percentage fee %s is not in [0, 100)", f.Percent)
+	}
+	return nil
+}
+
+// On returns the fee, in minor units, on a deposit of amount minor units.
+func (f Fee) On(amount int64) (int64, error) {
+	flat, err := money.ToMinor(f.Flat, Currency)
+	if err != nil {
+		return 0, err
+	}
+	if f.Percent.IsZero() {
+		return flat, nil
+	}
+	pct, err := money.RoundQuo(money.FromMinor(amount, Currency).Mul(f.Percent), decimal.New(100, 0), Currency, money.Down)
+	if err != nil {
+		return 0, err
+	}
+	return flat + pct, nil
+}
+
+// Config is the operator's deposit settings.
+type Config struct {
+	Fee Fee
+}
+
+// Service books deposits.
+type Service struct {
+	db       *store.DB
+	clock    clock.Clock
+	ledger   *ledger.Service
+	accounts *accounts.Service
+	outbox   *events.Outbox
+	cfg      Config
+}
+
+// New returns the deposits service; it refuses an invalid fee rule.
+func New(db *store.DB, c clock.Clock, l *ledger.Service, a *accounts.Service, o *events.Outbox, cfg Config) (*Service, error) {
+	if err := cfg.Fee.Validate(); err != nil {
+		return nil, err
+	}
+	return &Service{db: db, clock: c, ledger: l, accounts: a, outbox: o, cfg: cfg}, nil
+}
+
+// Simulate is the sandbox's simulated incoming transfer (POST
+// /sandbox/deposits/bank-transfer): it validates in and books it with
+// Receive for the context's tenant.
+func (s *Service) Simulate(ctx context.Context, in Input) (*ent.Transaction, error) {
+	var f apperr.Fields
+	Validate(in, &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	return s.Receive(ctx, in.Transfer())
+}
+
+// Receive books one incoming transfer as one DEPOSIT transaction, in one
+// database transaction (joining the one in ctx, if any): the account look-up,
+// the decision, the dynamic account's closing, the transaction row, its
+// event and the ledger credit commit together.
+//
+// ctx acting for a tenant (the sandbox endpoint) may only pay into that
+// tenant's accounts: any other account number is NOT_FOUND, as an unknown one
+// is. ctx marked tenant.System (the rails' webhook) may pay into any
+// account, and the deposit is booked for the account's owner.
+//
+// The outcome is in the returned transaction's status: success or refunded
+// (with reject_reason). Errors are only for transfers that cannot be booked
+// at all (validation, unknown account) and for failures.
+func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, error) {
+	var f apperr.Fields
+	Validate(tr.input(), &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	amount, err := money.ToMinor(tr.Amount, Currency)
+	if err != nil {
+		return nil, err // unreachable after Validate
+	}
+	caller, scoped := tenant.From(ctx)
+	if !scoped && !tenant.IsSystem(ctx) {
+		return nil, tenant.ErrNoTenant
+	}
+	var out *ent.Transaction
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		acc, err := s.accounts.ByNumber(ctx, tr.AccountNumber)
+		if err != nil {
+			return err
+		}
+		owner := tenant.Tenant{MerchantID: acc.MerchantID, Mode: acc.Mode}
+		if scoped && caller != owner {
+			// Not caller's: answer as for an unknown number, so existence
+			// does not leak.
+			return apperr.New(apperr.NotFound, "no account with account_number %q", tr.AccountNumber)
+		}
+		ctx = tenant.With(ctx, owner)
+		out, err = s.book(ctx, acc, tr, amount)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decision is what happens to a deposit.
+type decision struct {
+	refund string // reject_reason; empty means accepted
+	fee    int64
+	ref    string // the narration's merchant reference (static_dynamic)
+}
+
+// book decides and records a deposit into acc; ctx acts for acc's tenant and
+// carries the transaction.
+func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64) (*ent.Transaction, error) {
+	now := s.clock.Now()
+	d, err := s.decide(ctx, acc, tr, amount, now)
+	if err != nil {
+		return nil, err
+	}
+	merchant, err := s.merchantName(ctx, acc.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	ref := ReferencePrefix + uuid.NewString()
+	insert := func(d decision) (*ent.Transaction, error) {
+		return s.insert(ctx, acc, tr, amount, d, ref, merchant, now)
+	}
+	var t *ent.Transaction
+	if d.ref == "" {
+		t, err = insert(d)
+	} else {
+		t, err = s.insertClaimingRef(ctx, d, insert)
+	}
+	if err != nil {
+		return nil, err
+	}
+	typ := events.DepositSuccess
+	if t.Status == StatusRefunded {
+		typ = events.DepositRefunded
+	}
+	// The event before the credit: the credit locks the merchant's balance
+	// row, which is best held only until the commit.
+	if _, err := s.outbox.Emit(ctx, typ, t); err != nil {
+		return nil, err
+	}
+	if t.Status == StatusSuccess {
+		if err := s.credit(ctx, t, acc); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// decide applies the account kind's rules. Closing a dynamic account is part
+// of the decision: it is a conditional update, so of two deposits racing for
+// one account exactly one closes it and the other is refunded.
+func (s *Service) decide(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64, now time.Time) (decision, error) {
+	var d decision
+	fee, err := s.cfg.Fee.On(amount)
+	if err != nil {
+		return d, err
+	}
+	d.fee = fee
+	cur := money.Currency(acc.Currency)
+	switch {
+	case acc.AccountType == accounts.Dynamic && acc.Status != accounts.StatusActive:
+		d.refund = alreadyUsed(acc)
+		return d, nil
+	case acc.Status != accounts.StatusActive:
+		d.refund = fmt.Sprintf("account %s is closed", acc.AccountNumber)
+		return d, nil
+	case accounts.Expired(acc, now):
+		d.refund = fmt.Sprintf("the dynamic account %s expired at %s", acc.AccountNumber,
+			jsonx.Time(*acc.ExpiresAt))
+		return d, nil
+	}
+	if acc.AccountType == accounts.Dynamic && acc.Amount != nil && acc.RejectAmountCriteria != nil {
+		if msg := amountReason(*acc.RejectAmountCriteria, *acc.Amount, amount, cur); msg != "" {
+			d.refund = msg
+			return d, nil
+		}
+	}
+	if fee >= amount {
+		d.refund = fmt.Sprintf("the amount %s %s does not cover the deposit fee of %s %s",
+			money.Format(amount, cur), cur, money.Format(fee, cur), cur)
+		return d, nil
+	}
+	switch acc.AccountType {
+	case accounts.Dynamic:
+		closed, err := s.accounts.Close(ctx, acc)
+		if err != nil {
+			return d, err
+		}
+		if !closed {
+			d.refund = alreadyUsed(acc)
+		}
+	case accounts.StaticDynamic:
+		// No marker, a malformed one or several different ones: accepted
+		// without a merchant reference.
+		if ref, ok := narration.Reference(tr.Narration); ok {
+			d.ref = ref
+		}
+	}
+	return d, nil
+}
+
+func alreadyUsed(acc *ent.FiatAccount) string {
+	return fmt.Sprintf("the dynamic account %s was already used by an earlier deposit", acc.AccountNumber)
+}
+
+// amountReason says why paid breaks the criteria, or "" when it does not.
+func amountReason(criteria string, expected, paid int64, cur money.Currency) string {
+	if !accounts.AmountRejected(criteria, expected, paid) {
+		return ""
+	}
+	// A rejected amount differs from the expected one.
+	how := "is less than"
+	if paid > expected {
+		how = "is greater than"
+	}
+	return fmt.Sprintf("the amount %s %s %s the expected %s %s (reject_amount_criteria %s)",
+		money.Format(paid, cur), cur, how, money.Format(expected, cur), cur, criteria)
+}
+
+// savepoint lets the insert that claims a merchant reference fail on the
+// unique index without aborting the surrounding transaction (PostgreSQL
+// aborts a transaction at its first error).
+const savepoint = "deposit_reference"
+
+// insertClaimingRef inserts an accepted deposit that claims d.ref. Merchant
+// references are unique per merchant and mode across all transactions
+// (CONTRACT 3): when d.ref is already taken, by an earlier deposit or a
+// withdrawal, the deposit is refunded instead. Paying the same reference
+// twice is most likely the payer's mistake, and tying the money to the wrong
+// order or silently dropping the reference would be worse. A refunded deposit
+// never claims a reference, so the payer may pay again under it.
+func (s *Service) insertClaimingRef(ctx context.Context, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
+	c := s.db.Client(ctx)
+	key := transactions.ReferenceKey(d.ref)
+	taken, err := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	if !taken {
+		if _, err := c.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
+			return nil, store.Classify(err)
+		}
+		t, err := insert(d)
+		if err == nil {
+			if _, err := c.ExecContext(ctx, "RELEASE SAVEPOINT "+savepoint); err != nil {
+				return nil, store.Classify(err)
+			}
+			return t, nil
+		}
+		if !store.IsUniqueViolation(err) {
+			return nil, err
+		}
+		if _, rerr := c.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+savepoint); rerr != nil {
+			return nil, store.Classify(rerr)
+		}
+		// A concurrent transaction claimed it after the check above, unless
+		// the violation was of another index.
+		if taken, qerr := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx); qerr != nil {
+			return nil, store.Classify(qerr)
+		} else if !taken {
+			return nil, fmt.Errorf("deposits: insert: %w", err)
+		}
+	}
+	d.refund = fmt.Sprintf("the narration's reference %q is already used by another transaction of this merchant (references ignore case)", d.ref)
+	d.ref = ""
+	return insert(d)
+}
+
+// insert writes the deposit's transaction row.
+func (s *Service) insert(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64, d decision,
+	ref, merchant string, now time.Time) (*ent.Transaction, error) {
+	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
+	if err != nil {
+		return nil, err
+	}
+	cur := acc.Currency
+	fee, settled := d.fee, amount-d.fee
+	status := StatusSuccess
+	if d.refund != "" {
+		// Nothing reaches the merchant, so no fee is taken either.
+		status, fee, settled = StatusRefunded, 0, 0
+	}
+	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
+		SetType(Type).SetPurpose(Type).SetStatus(status).
+		SetFromAmount(amount).SetFromCurrency(cur).SetAmount(amount).SetCurrency(cur).
+		SetAmountCharged(amount).SetAmountSettled(settled).SetFee(fee).SetFeeCurrency(cur).
+		SetFromParty(FromParty).SetToParty(ToParty).SetChannel(Channel).SetNarration(tr.Narration).
+		SetFeeBearer(FeeBearer).SetDestination(Destination).SetPaymentSlug(PaymentSlug).
+		SetFromMerchant(merchant).
+		SetNillableWalletReference(acc.WalletReference).SetAccountReference(acc.Reference).SetAccountID(acc.ID).
+		SetNillableSenderName(nonEmpty(tr.SenderName)).SetNillableSenderBank(nonEmpty(tr.SenderBank)).
+		SetCreatedAt(now).SetUpdatedAt(now)
+	if d.refund != "" {
+		create.SetRejectReason(d.refund)
+	} else {
+		create.SetSettledAt(now).SetSettlementDate(now)
+	}
+	if d.ref != "" {
+		create.SetMerchantReference(d.ref).SetMerchantReferenceKey(transactions.ReferenceKey(d.ref))
+	}
+	t, err := create.Save(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return t, nil
+}
+
+// credit posts an accepted deposit: the rails clearing account gives the
+// amount, the merchant's main balance gets amount_settled, the fees account
+// the fee. The posting id is derived from the reference, so it can never be
+// posted twice.
+func (s *Service) credit(ctx context.Context, t *ent.Transaction, acc *ent.FiatAccount) error {
+	owner := tenant.Tenant{MerchantID: acc.MerchantID, Mode: acc.Mode}
+	cur := money.Currency(t.Currency)
+	entries := []ledger.Entry{
+		{Account: ledger.SystemAccount(owner.Mode, cur, ledger.RailsClearing), Amount: -t.Amount},
+		{Account: ledger.MerchantAccount(owner, cur), Amount: t.AmountSettled},
+	}
+	if t.Fee > 0 {
+		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(owner.Mode, cur, ledger.Fees), Amount: t.Fee})
+	}
+	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
+		Memo: "deposit into account " + acc.Reference, Entries: entries})
+	return err
+}
+
+// merchantName is from_merchant: the authenticated caller's name when it owns
+// the account, else read from the database (the rails' webhook).
+func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
+	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
+		return p.MerchantName, nil
+	}
+	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return m.Name, nil
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,50 @@
+// Package eventtest makes outbox events for tests of what consumes them
+// (webhooks, e-mail, subscriptions): a transaction row and its event,
+// written in one database transaction as the real operations do.
+package eventtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/internal/events"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+)
+
+// Emit stores a deposit of 1500.50 NGN for tn and an event of type typ
+// about it, and returns both.
+func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ string) (*ent.Event, *ent.Transaction) {
+	t.Helper()
+	var ev *ent.Event
+	var tx *ent.Transaction
+	ctx := tenant.With(context.Background(), tn)
+	err := db.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		tx, err = Transaction(ctx, db)
+		if err != nil {
+			return err
+		}
+		ev, err = ob.Emit(ctx, typ, tx)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("emit %s: %v", typ, err)
+	}
+	return ev, tx
+}
+
+// Transaction inserts a deposit row in the transaction carried by ctx.
+func Transaction(ctx context.Context, db *store.DB) (*ent.Transaction, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	id := uuid.NewString()
+	return db.Client(ctx).Transaction.Create().SetID(id).SetReference("DEP-" + id).
+		SetType("deposit").SetPurpose("deposit").SetStatus("success").
+		SetFromAmount(150050).SetFromCurrency("NGN").SetAmount(150050).SetCurrency("NGN").
+		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("bank-transfer").
+		SetNarration("Invoice <42> & co").SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+}

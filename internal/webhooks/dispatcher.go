@@ -1,0 +1,523 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/ent/event"
+	"merchantpay/ent/predicate"
+	"merchantpay/ent/webhookdelivery"
+	"merchantpay/ent/webhookendpoint"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/jsonx"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/webhook"
+)
+
+// Defaults of DispatcherConfig.
+const (
+	DefaultPollInterval = time.Second
+	DefaultLease        = time.Minute
+	DefaultTimeout      = 10 * time.Second
+	DefaultConcurrency  = 16
+	// ResponseKeep is how much of an answer each attempt records.
+	ResponseKeep = 1024
+
+	fanOutBatch = 100
+	// drainLimit is how much more of an answer is read (and dropped) so the
+	// connection can be reused.
+	drainLimit = 64 << 10
+	userAgent  = "MerchantPay-Webhooks/1.0"
+)
+
+// DispatcherConfig tunes the dispatcher; zero values take the defaults.
+type DispatcherConfig struct {
+	// Schedule is the retry schedule (WEBHOOK_RETRY_SCHEDULE).
+	Schedule []time.Duration
+	// Jitter moves each retry delay (webhook.NewJitter); nil for none.
+	Jitter func(time.Duration) time.Duration
+	// AllowPrivate is WEBHOOK_ALLOW_PRIVATE: live deliveries may then go to
+	// loopback and private networks.
+	AllowPrivate bool
+	// PollInterval is how often due work is looked for without a wake-up
+	// (retries falling due, events of other instances).
+	PollInterval time.Duration
+	// Lease is how long a claimed delivery stays this instance's; it must
+	// outlast Timeout. A crashed instance's deliveries are free after it.
+	Lease time.Duration
+	// Timeout bounds one attempt (CONTRACT 6: 10 s).
+	Timeout time.Duration
+	// Concurrency is the number of attempts in flight at once.
+	Concurrency int
+	// Wake, when not nil, makes the dispatcher look at once: the outbox
+	// committed events here or on another instance.
+	Wake <-chan struct{}
+	// FanOut, when not nil, runs for every new event inside the transaction
+	// that creates its deliveries (the e-mail queue).
+	FanOut func(ctx context.Context, ev *ent.Event) error
+	Log    *slog.Logger
+}
+
+// Dispatcher fans outbox events out into deliveries and sends them.
+type Dispatcher struct {
+	db    *store.DB
+	clock clock.Clock
+	cfg   DispatcherConfig
+	// owner names this instance in leases.
+	owner string
+	// safe refuses private addresses at connect time; plain does not.
+	safe, plain *http.Client
+	nudge       chan struct{}
+}
+
+// NewDispatcher returns a dispatcher; run it with Run.
+func NewDispatcher(db *store.DB, c clock.Clock, cfg DispatcherConfig) *Dispatcher {
+	if len(cfg.Schedule) == 0 {
+		cfg.Schedule, _ = webhook.ParseSchedule(webhook.DefaultSchedule)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Lease <= cfg.Timeout {
+		cfg.Lease = max(DefaultLease, 3*cfg.Timeout)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Dispatcher{
+		db: db, clock: c, cfg: cfg, owner: "dsp_" + uuid.NewString(),
+		safe:  newClient(cfg.AllowPrivate, cfg.Timeout),
+		plain: newClient(true, cfg.Timeout),
+		nudge: make(chan struct{}, 1),
+	}
+}
+
+// newClient sends deliveries: no proxy (the SSRF check must see the real
+// address), no redirects followed (a 3xx is a failed attempt).
+func newClient(allowPrivate bool, timeout time.Duration) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           webhook.SafeDialContext(allowPrivate),
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// Wake makes the dispatcher look for work at once.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Run fans out and delivers until ctx ends, then waits for the attempts in
+// flight (each bounded by Timeout) so none is cut off half recorded.
+func (d *Dispatcher) Run(ctx context.Context) {
+	sys := tenant.System(ctx)
+	// Attempts outlive ctx so shutdown lets them finish and be recorded.
+	work := context.WithoutCancel(sys)
+	done := make(chan struct{}, d.cfg.Concurrency)
+	inflight := 0
+	tick := time.NewTicker(d.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		if ctx.Err() == nil {
+			if err := d.fanOut(sys); err != nil && ctx.Err() == nil {
+				d.cfg.Log.Warn("webhook fan-out failed", "err", err)
+			}
+			if free := d.cfg.Concurrency - inflight; free > 0 {
+				claimed, err := d.claim(sys, free)
+				if err != nil && ctx.Err() == nil {
+					d.cfg.Log.Warn("claiming webhook deliveries failed", "err", err)
+				}
+				for _, dl := range claimed {
+					inflight++
+					go func(dl *ent.WebhookDelivery) {
+						defer func() { done <- struct{}{} }()
+						d.attempt(work, dl)
+					}(dl)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			for ; inflight > 0; inflight-- {
+				<-done
+			}
+			return
+		case <-done:
+			inflight--
+		case <-d.cfg.Wake:
+		case <-d.nudge:
+		case <-tick.C:
+		}
+	}
+}
+
+// fanOut turns new events into deliveries (and whatever FanOut adds), in
+// batches, each in one transaction with the events' fanned_out flag.
+func (d *Dispatcher) fanOut(ctx context.Context) error {
+	for {
+		n := 0
+		err := d.db.Tx(ctx, func(ctx context.Context) error {
+			c := d.db.Client(ctx)
+			q := c.Event.Query().Where(event.FannedOut(false)).Order(ent.Asc(event.FieldID)).Limit(fanOutBatch)
+			if d.db.IsPostgres() {
+				// Instances share the backlog instead of queueing on one row.
+				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			evs, err := q.All(ctx)
+			if err != nil {
+				return err
+			}
+			n = len(evs)
+			endpoints := map[tenant.Tenant][]*ent.WebhookEndpoint{}
+			now := d.clock.Now()
+			for _, ev := range evs {
+				// Conditional, so an event is fanned out once even where
+				// rows cannot be locked (SQLite shared by two processes).
+				k, err := c.Event.Update().Where(event.ID(ev.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
+				if err != nil {
+					return err
+				}
+				if k == 0 {
+					continue
+				}
+				t := tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}
+				eps, ok := endpoints[t]
+				if !ok {
+					eps, err = c.WebhookEndpoint.Query().Where(
+						webhookendpoint.MerchantID(t.MerchantID), webhookendpoint.Mode(t.Mode),
+						webhookendpoint.Enabled(true), webhookendpoint.DeletedAtIsNil()).All(ctx)
+					if err != nil {
+						return err
+					}
+					endpoints[t] = eps
+				}
+				var creates []*ent.WebhookDeliveryCreate
+				for _, ep := range eps {
+					if Matches(ep, ev.Type) {
+						creates = append(creates, newDelivery(c, ev, ep, now))
+					}
+				}
+				if len(creates) > 0 {
+					err := c.WebhookDelivery.CreateBulk(creates...).
+						OnConflictColumns(webhookdelivery.FieldEventID, webhookdelivery.FieldEndpointID).
+						DoNothing().Exec(ctx)
+					if err != nil {
+						return err
+					}
+				}
+				if d.cfg.FanOut != nil {
+					if err := d.cfg.FanOut(ctx, ev); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil || n < fanOutBatch {
+			return err
+		}
+	}
+}
+
+// due selects deliveries whose attempt is due and that nobody holds.
+func due(now time.Time) []predicate.WebhookDelivery {
+	return []predicate.WebhookDelivery{
+		webhookdelivery.Status(StatusPending),
+		webhookdelivery.NextAttemptAtLTE(now),
+		webhookdelivery.Or(webhookdelivery.LeaseUntilIsNil(), webhookdelivery.LeaseUntilLT(now)),
+	}
+}
+
+// claim leases up to n due deliveries to this instance. PostgreSQL skips
+// rows another instance is claiming (FOR UPDATE SKIP LOCKED); on SQLite
+// each lease is a conditional update checked by rows affected.
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]*ent.WebhookDelivery, error) {
+	now := d.clock.Now()
+	until := now.Add(d.cfg.Lease)
+	var ids []string
+	err := d.db.Tx(ctx, func(ctx context.Context) error {
+		c := d.db.Client(ctx)
+		q := c.WebhookDelivery.Query().Where(due(now)...).
+			Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
+		if d.db.IsPostgres() {
+			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		}
+		cands, err := q.IDs(ctx)
+		if err != nil || len(cands) == 0 {
+			return err
+		}
+		if d.db.IsPostgres() {
+			_, err := c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(cands...)).
+				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
+			ids = cands
+			return err
+		}
+		for _, id := range cands {
+			k, err := c.WebhookDelivery.Update().Where(append(due(now), webhookdelivery.ID(id))...).
+				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
+			if err != nil {
+				return err
+			}
+			if k == 1 {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return d.db.Client(ctx).WebhookDelivery.Query().
+		Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).All(ctx)
+}
+
+// Body is the webhook body of ev: {"id","event","created_at","data"}, data
+// being the stored payload byte for byte.
+func Body(ev *ent.Event) []byte {
+	str := func(s string) []byte { b, _ := json.Marshal(s); return b }
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.Write(str(ev.EventID))
+	b.WriteString(`,"event":`)
+	b.Write(str(ev.Type))
+	b.WriteString(`,"created_at":`)
+	b.Write(str(jsonx.Time(ev.CreatedAt)))
+	b.WriteString(`,"data":`)
+	b.Write(ev.Payload)
+	b.WriteString(`}`)
+	return b.Bytes()
+}
+
+// outcome is what one attempt saw.
+type outcome struct {
+	started time.Time
+	latency time.Duration
+	status  int // 0: no answer
+	err     string
+	body    string
+}
+
+// attempt makes one attempt of a claimed delivery and records it.
+func (d *Dispatcher) attempt(ctx context.Context, dl *ent.WebhookDelivery) {
+	c := d.db.Client(ctx)
+	ep, err := c.WebhookEndpoint.Get(ctx, dl.EndpointID)
+	switch {
+	case ent.IsNotFound(err) || (err == nil && ep.DeletedAt != nil):
+		d.abandon(ctx, dl, "the endpoint was deleted")
+		return
+	case err != nil:
+		d.cfg.Log.Warn("webhook delivery: reading endpoint failed", "delivery", dl.ID, "err", err)
+		return // the lease runs out and the attempt is made again
+	case !ep.Enabled:
+		d.abandon(ctx, dl, "the endpoint is disabled")
+		return
+	}
+	ev, err := c.Event.Query().Where(event.EventID(dl.EventID)).Only(ctx)
+	if err != nil {
+		d.cfg.Log.Warn("webhook delivery: reading event failed", "delivery", dl.ID, "err", err)
+		return
+	}
+	out := d.send(ctx, ep, ev)
+	if err := d.record(ctx, dl, ep, out); err != nil {
+		d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
+	}
+}
+
+// send POSTs the signed body once.
+func (d *Dispatcher) send(ctx context.Context, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
+	out := outcome{started: d.clock.Now()}
+	body := Body(ev)
+	signer, err := webhook.NewSigner(ep.Secret)
+	if err != nil {
+		out.err = "the endpoint secret is unusable: " + err.Error()
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		out.err = "the endpoint URL is unusable: " + err.Error()
+		return out
+	}
+	for k, v := range signer.Headers(ev.EventID, out.started, body) {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	client := d.plain
+	if ep.Mode == tenant.Live && !d.cfg.AllowPrivate {
+		client = d.safe
+	}
+	start := time.Now()
+	res, err := client.Do(req)
+	if err != nil {
+		out.latency = time.Since(start)
+		out.err = describe(err, d.cfg.Timeout)
+		return out
+	}
+	kept, _ := io.ReadAll(io.LimitReader(res.Body, ResponseKeep))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, drainLimit))
+	res.Body.Close()
+	out.latency = time.Since(start)
+	out.status = res.StatusCode
+	out.body = clean(string(kept))
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		out.err = fmt.Sprintf("HTTP %d: redirects are not followed", res.StatusCode)
+	default:
+		out.err = fmt.Sprintf("HTTP %d", res.StatusCode)
+	}
+	return out
+}
+
+// describe words a transport failure for the merchant.
+func describe(err error, timeout time.Duration) string {
+	var blocked *webhook.BlockedAddressError
+	switch {
+	case errors.As(err, &blocked):
+		return "delivery refused: " + blocked.Error()
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fmt.Sprintf("no answer within %s", timeout)
+	}
+	return clean(err.Error())
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// clean makes text storable in a text column (valid UTF-8, no NUL).
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// record stores the attempt and moves the delivery on: succeeded on 2xx;
+// failed, and the endpoint disabled, on 410; otherwise the next retry, or
+// failed once the schedule is spent. If a redelivery came in meanwhile (the
+// generation moved), only the attempt is kept and the new run stands.
+func (d *Dispatcher) record(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
+	return d.db.Tx(ctx, func(ctx context.Context) error {
+		c := d.db.Client(ctx)
+		now := d.clock.Now()
+		number := dl.Attempts + 1
+		success := out.status >= 200 && out.status < 300
+		att := c.WebhookAttempt.Create().SetMerchantID(dl.MerchantID).SetMode(dl.Mode).
+			SetDeliveryID(dl.ID).SetNumber(number).SetStartedAt(out.started).
+			SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(success)
+		if out.status != 0 {
+			att.SetStatusCode(out.status)
+		}
+		if out.err != "" {
+			att.SetError(out.err)
+		}
+		if err := att.Exec(ctx); err != nil {
+			return err
+		}
+
+		upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID),
+			webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
+			SetAttempts(number).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+		if out.status != 0 {
+			upd.SetLastStatusCode(out.status)
+		} else {
+			upd.ClearLastStatusCode()
+		}
+		if out.err != "" {
+			upd.SetLastError(out.err)
+		} else {
+			upd.ClearLastError()
+		}
+		gone := out.status == http.StatusGone
+		switch {
+		case success:
+			upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
+		case gone:
+			upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+		default:
+			run := dl.RunAttempts + 1
+			upd.SetRunAttempts(run)
+			if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
+				upd.SetNextAttemptAt(now.Add(delay))
+			} else {
+				upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+			}
+		}
+		k, err := upd.Save(ctx)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			// Redelivered meanwhile: count the attempt, leave the new run.
+			if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID)).
+				AddAttempts(1).Save(ctx); err != nil {
+				return err
+			}
+			if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner)).
+				ClearLeaseOwner().ClearLeaseUntil().Save(ctx); err != nil {
+				return err
+			}
+		}
+		if gone {
+			reason := fmt.Sprintf("disabled at %s: the receiver answered 410 Gone", jsonx.Time(now))
+			if _, err := c.WebhookEndpoint.Update().
+				Where(webhookendpoint.ID(ep.ID), webhookendpoint.Enabled(true)).
+				SetEnabled(false).SetDisabledReason(reason).SetUpdatedAt(now).Save(ctx); err != nil {
+				return err
+			}
+			d.cfg.Log.Info("webhook endpoint disabled after 410 Gone", "endpoint", ep.ID, "merchant", ep.MerchantID)
+		}
+		return nil
+	})
+}
+
+// abandon ends a delivery whose endpoint is gone, without an attempt.
+func (d *Dispatcher) abandon(ctx context.Context, dl *ent.WebhookDelivery, reason string) {
+	now := d.clock.Now()
+	err := d.db.Tx(ctx, func(ctx context.Context) error {
+		_, err := d.db.Client(ctx).WebhookDelivery.Update().
+			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
+			SetStatus(StatusFailed).SetLastError(reason).ClearNextAttemptAt().SetCompletedAt(now).
+			ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).Save(ctx)
+		return err
+	})
+	if err != nil {
+		d.cfg.Log.Warn("webhook delivery: abandoning failed", "delivery", dl.ID, "err", err)
+	}
+}

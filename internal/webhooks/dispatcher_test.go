@@ -1,0 +1,112 @@
+package webhooks_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+	"merchantpay/internal/webhook"
+	"merchantpay/internal/webhooks"
+)
+
+// Two dispatchers on one database (on SQLite, two connections to one file,
+// as two processes would have) share the work: every delivery is sent once.
+func TestTwoDispatchersSendOnce(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		dbs := []*store.DB{testdb.Open(t, url), testdb.Open(t, url)}
+		clk := clock.NewFake(time.Now())
+		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
+		ctx := tenant.With(context.Background(), tn)
+
+		var mu sync.Mutex
+		hits := map[string]int{}
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			hits[r.Header.Get(webhook.HeaderID)]++
+			mu.Unlock()
+		}))
+		defer rcv.Close()
+		svc := webhooks.New(dbs[0], clk, false, nil)
+		u := rcv.URL
+		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+			t.Fatal(err)
+		}
+		ob := events.New(dbs[0], clk)
+		const n = 40
+		var ids []string
+		for i := 0; i < n; i++ {
+			ev, _ := eventtest.Emit(t, dbs[i%2], ob, tn, "deposit.success")
+			ids = append(ids, ev.EventID)
+		}
+
+		runCtx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for _, db := range dbs {
+			d := webhooks.NewDispatcher(db, clk, webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 4})
+			wg.Add(1)
+			go func() { defer wg.Done(); d.Run(runCtx) }()
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			done := 0
+			for _, id := range ids {
+				ds, err := svc.Deliveries(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ds) == 1 && ds[0].Status == webhooks.StatusSucceeded {
+					done++
+				}
+			}
+			if done == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d deliveries succeeded", done, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range ids {
+			if hits[id] != 1 {
+				t.Fatalf("%s sent %d times", id, hits[id])
+			}
+		}
+	})
+}
+
+func names(f *apperr.Fields) []string {
+	var out []string
+	for _, e := range f.List() {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+func TestValidate(t *testing.T) {
+	u := "ftp://example.com"
+	var f apperr.Fields
+	webhooks.Validate(webhooks.CreateInput{URL: &u, Events: []string{"deposit.success", "deposit.nope"}}, &f)
+	if got := names(&f); len(got) != 2 || got[0] != "url" || got[1] != "events[1]" {
+		t.Fatalf("fields %v", got)
+	}
+	var g apperr.Fields
+	webhooks.Validate(webhooks.CreateInput{}, &g)
+	if got := names(&g); len(got) != 1 || got[0] != "url" {
+		t.Fatalf("fields %v", got)
+	}
+}

@@ -1,0 +1,235 @@
+// Package webhooks manages merchants' webhook endpoints and carries outbox
+// events to them (CONTRACT 6): the dispatcher fans each event out into one
+// delivery per matching endpoint, then sends it signed, retrying on the
+// schedule, and records every attempt. Signing, the SSRF guard and the
+// retry arithmetic are internal/webhook's.
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"merchantpay/ent"
+	"merchantpay/ent/webhookendpoint"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/page"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/webhook"
+)
+
+// urlCheckTimeout bounds the DNS lookup of a live endpoint's host name: the
+// check may run inside the request's database transaction.
+const urlCheckTimeout = 3 * time.Second
+
+// Service manages endpoints and reads and redelivers deliveries.
+type Service struct {
+	db    *store.DB
+	clock clock.Clock
+	// allowPrivate is WEBHOOK_ALLOW_PRIVATE: live endpoints may then point
+	// at loopback and private networks.
+	allowPrivate bool
+	// Resolver looks endpoint hosts up (nil: the system's); tests replace it.
+	Resolver *net.Resolver
+	// wake nudges the dispatchers after a redelivery commits.
+	wake func()
+}
+
+// New returns the endpoints service. wake (may be nil) is called after a
+// redelivery commits.
+func New(db *store.DB, c clock.Clock, allowPrivate bool, wake func()) *Service {
+	if wake == nil {
+		wake = func() {}
+	}
+	return &Service{db: db, clock: c, allowPrivate: allowPrivate, wake: wake}
+}
+
+// CreateInput is a new endpoint, shared by REST and GraphQL. URL nil means
+// absent (or of the wrong type, already reported by the decoder); Events
+// nil or empty means every event.
+type CreateInput struct {
+	URL    *string
+	Events []string
+}
+
+// Validate collects the bad fields of in that need no network: url present
+// and a valid http(s) URL, event names known (as events[i]). Create also
+// checks where url points.
+func Validate(in CreateInput, f *apperr.Fields) {
+	if in.URL == nil {
+		f.Add("url", "is required")
+	} else if err := webhook.CheckURL(context.Background(), *in.URL, true, nil); err != nil {
+		// allowPrivate true: only the form is checked, nothing is looked up.
+		var ue *webhook.URLError
+		if errors.As(err, &ue) {
+			f.Add("url", "%s", ue.Reason)
+		}
+	}
+	for i, name := range in.Events {
+		if !webhook.ValidEventName(name) {
+			f.Add(fmt.Sprintf("events[%d]", i), "must be one of %s", strings.Join(webhook.EventTypes, ", "))
+		}
+	}
+}
+
+// Create adds an endpoint for the context's tenant with a new whsec_
+// secret. In live mode (unless WEBHOOK_ALLOW_PRIVATE) a URL whose host is
+// or resolves to a loopback, private or link-local address is refused.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpoint, error) {
+	t, ok := tenant.From(ctx)
+	if !ok {
+		return nil, tenant.ErrNoTenant
+	}
+	var f apperr.Fields
+	Validate(in, &f)
+	if f.Len() == 0 {
+		if err := s.checkURL(ctx, t, *in.URL); err != nil {
+			var ue *webhook.URLError
+			if !errors.As(err, &ue) {
+				return nil, err
+			}
+			f.Add("url", "%s", ue.Reason)
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	var ep *ent.WebhookEndpoint
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		ep, err = s.db.Client(ctx).WebhookEndpoint.Create().
+			SetID("we_" + uuid.NewString()).SetURL(*in.URL).SetEvents(dedupe(in.Events)).
+			SetSecret(secret).SetEnabled(true).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		return err
+	})
+	return ep, store.Classify(err)
+}
+
+func (s *Service) checkURL(ctx context.Context, t tenant.Tenant, raw string) error {
+	ctx, cancel := context.WithTimeout(ctx, urlCheckTimeout)
+	defer cancel()
+	err := webhook.CheckURL(ctx, raw, s.allowPrivate || t.Mode != tenant.Live, s.Resolver)
+	if err != nil && ctx.Err() != nil && !errors.As(err, new(*webhook.URLError)) {
+		return &webhook.URLError{Reason: "URL host could not be looked up just now; try again later", Err: err}
+	}
+	return err
+}
+
+// dedupe keeps the first of each name, in order; never nil, so an endpoint
+// for every event stores [].
+func dedupe(names []string) []string {
+	out := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// List returns a page of the tenant's endpoints, newest first.
+func (s *Service) List(ctx context.Context, p page.Params) ([]*ent.WebhookEndpoint, page.Info, error) {
+	q := s.db.Client(ctx).WebhookEndpoint.Query().Where(webhookendpoint.DeletedAtIsNil())
+	if p.After != nil {
+		q = q.Where(webhookendpoint.Or(
+			webhookendpoint.CreatedAtLT(p.After.Time),
+			webhookendpoint.And(webhookendpoint.CreatedAt(p.After.Time), webhookendpoint.IDLT(p.After.ID)),
+		))
+	}
+	rows, err := q.Order(ent.Desc(webhookendpoint.FieldCreatedAt), ent.Desc(webhookendpoint.FieldID)).Limit(p.Limit + 1).All(ctx)
+	if err != nil {
+		return nil, page.Info{}, store.Classify(err)
+	}
+	rows, info := page.Cut(rows, p.Limit, Cursor)
+	return rows, info, nil
+}
+
+// Cursor is an endpoint's position in List.
+func Cursor(e *ent.WebhookEndpoint) page.Cursor { return page.Cursor{Time: e.CreatedAt, ID: e.ID} }
+
+// Get finds one of the tenant's endpoints.
+func (s *Service) Get(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	ep, err := s.db.Client(ctx).WebhookEndpoint.Query().
+		Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, notFound(id)
+	}
+	return ep, store.Classify(err)
+}
+
+func notFound(id string) error {
+	return apperr.New(apperr.NotFound, "no webhook endpoint with id %q", id)
+}
+
+// Delete removes an endpoint: it stops receiving events, and its
+// deliveries stay readable. Pending deliveries to it end failed.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	now := s.clock.Now()
+	return store.Classify(s.db.Tx(ctx, func(ctx context.Context) error {
+		n, err := s.db.Client(ctx).WebhookEndpoint.Update().
+			Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
+			SetDeletedAt(now).SetEnabled(false).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound(id)
+		}
+		return nil
+	}))
+}
+
+// RollSecret gives an endpoint a new secret; the old one stops signing at
+// once (attempts already under way keep the one they started with).
+func (s *Service) RollSecret(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	var ep *ent.WebhookEndpoint
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		n, err := c.WebhookEndpoint.Update().
+			Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
+			SetSecret(secret).SetUpdatedAt(s.clock.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound(id)
+		}
+		ep, err = c.WebhookEndpoint.Get(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return ep, nil
+}
+
+// Matches reports whether the endpoint takes events of type typ.
+func Matches(ep *ent.WebhookEndpoint, typ string) bool {
+	if len(ep.Events) == 0 {
+		return true
+	}
+	for _, e := range ep.Events {
+		if e == typ {
+			return true
+		}
+	}
+	return false
+}

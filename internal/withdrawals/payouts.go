@@ -1,0 +1,330 @@
+package withdrawals
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/ent/transaction"
+	"merchantpay/internal/banks"
+	"merchantpay/internal/events"
+	"merchantpay/internal/jobs"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
+	"merchantpay/internal/tenant"
+)
+
+// PayoutOptions tune the payout worker. Zero values take the defaults.
+type PayoutOptions struct {
+	// Owner names this instance in leases; default jobs.Owner().
+	Owner string
+	// Poll is how often due payouts are looked for without a wake-up;
+	// default 1s.
+	Poll time.Duration
+	// Lease is how long a claimed payout is reserved (by the injected
+	// clock) before another instance may take it over; default 1m.
+	Lease time.Duration
+	// Batch is the most payouts claimed at once; default 100.
+	Batch int
+	// Recheck is the earliest next look at a pending payout when the rails
+	// name no time; default 5s.
+	Recheck time.Duration
+	// Gap is the least real time between two passes; default 25ms. Every
+	// accepted withdrawal wakes the worker, and under load one claim per
+	// commit would compete with the accepting transactions for the
+	// database; a short gap gathers a burst of them into one claim.
+	Gap time.Duration
+	// Log receives failures; default slog.Default().
+	Log *slog.Logger
+}
+
+func (o PayoutOptions) withDefaults() PayoutOptions {
+	if o.Owner == "" {
+		o.Owner = jobs.Owner()
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = time.Minute
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	if o.Recheck <= 0 {
+		o.Recheck = 5 * time.Second
+	}
+	if o.Gap <= 0 {
+		o.Gap = 25 * time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// Retry backoff after an error of the rails: doubling from retryBase, at
+// most retryMax.
+const (
+	retryBase = 5 * time.Second
+	retryMax  = 5 * time.Minute
+)
+
+// jobTimeout bounds the work on one payout, which runs on after a shutdown
+// began so that SIGTERM drains the work in hand instead of abandoning it to
+// the lease.
+const jobTimeout = 30 * time.Second
+
+// Payouts is the payout worker: it submits accepted withdrawals to the rails
+// and records their outcome. It keeps no state between passes (everything is
+// in the transaction rows), so any number of instances may run it on one
+// database and a restart loses nothing.
+type Payouts struct {
+	s     *Service
+	rails rails.Rails
+	opt   PayoutOptions
+}
+
+// Payouts returns the payout worker over r. Withdraw wakes it after each
+// commit on this instance.
+func (s *Service) Payouts(r rails.Rails, opt PayoutOptions) *Payouts {
+	return &Payouts{s: s, rails: r, opt: opt.withDefaults()}
+}
+
+// Run works on due payouts at every poll and wake-up until ctx ends.
+func (p *Payouts) Run(ctx context.Context) {
+	var last time.Time
+	jobs.Loop(ctx, p.opt.Poll, p.s.waker, func(ctx context.Context) {
+		if wait := p.opt.Gap - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		defer func() { last = time.Now() }()
+		for ctx.Err() == nil {
+			n, err := p.RunDue(ctx)
+			if err != nil && ctx.Err() == nil {
+				p.opt.Log.Error("payouts failed", "err", err)
+			}
+			if n < p.opt.Batch {
+				return
+			}
+		}
+	})
+}
+
+// RunDue claims up to a batch of due pending withdrawals and moves each one
+// step on: submit it to the rails, or ask the rails how it stands, then
+// record the answer. It returns how many it claimed and the failures
+// joined; a payout whose step failed is retried once its lease expires.
+func (p *Payouts) RunDue(ctx context.Context) (int, error) {
+	due, err := jobs.Claim(ctx, p.s.db, p.opt.Owner, p.s.clock.Now(), p.opt.Lease, p.opt.Batch,
+		transaction.Type(Type), transaction.Status(StatusPending))
+	if err != nil {
+		return 0, fmt.Errorf("payouts: claim: %w", err)
+	}
+	var errs []error
+	for _, t := range due {
+		if ctx.Err() != nil {
+			break // the rest go back to the pool when their lease expires
+		}
+		jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
+		err := p.step(jctx, t)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("payouts: %s: %w", t.Reference, err))
+		}
+	}
+	return len(due), errors.Join(errs...)
+}
+
+// PayoutOf is the rails' payout of withdrawal t: the beneficiary receives
+// amount_settled.
+func PayoutOf(t *ent.Transaction) (rails.Payout, error) {
+	if t.Beneficiary == nil {
+		return rails.Payout{}, fmt.Errorf("withdrawal %s has no beneficiary", t.Reference)
+	}
+	var b beneficiaryJSON
+	if err := json.Unmarshal([]byte(*t.Beneficiary), &b); err != nil {
+		return rails.Payout{}, fmt.Errorf("withdrawal %s: beneficiary: %w", t.Reference, err)
+	}
+	p := rails.Payout{Reference: t.Reference, Currency: money.Currency(t.Currency), Amount: t.AmountSettled,
+		Country: countryOf(money.Currency(t.Currency)), BankCode: b.Bank,
+		AccountNumber: b.AccountNumber, AccountName: b.AccountName, Narration: t.Narration}
+	if p.Country == banks.CountryGH && b.Branch != nil {
+		p.BranchCode = *b.Branch
+	}
+	return p, nil
+}
+
+// step moves the claimed payout t one step on. The rails are called outside
+// any database transaction.
+func (p *Payouts) step(ctx context.Context, t *ent.Transaction) error {
+	payout, err := PayoutOf(t)
+	if err != nil {
+		return err
+	}
+	var res rails.PayoutResult
+	var submittedAt *time.Time
+	if t.RailsReference == nil || t.SubmittedAt == nil {
+		// Submitting is idempotent per reference, so a submission whose
+		// answer was lost (a crash) is simply made again.
+		now := p.s.clock.Now()
+		submittedAt = &now
+		res, err = p.rails.SubmitPayout(ctx, payout)
+	} else {
+		res, err = p.rails.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
+			RailsReference: *t.RailsReference, SubmittedAt: *t.SubmittedAt})
+	}
+	if err != nil {
+		return errors.Join(err, p.retry(ctx, t))
+	}
+	switch res.Status {
+	case rails.PayoutPending:
+		return p.pending(ctx, t, res, submittedAt)
+	case rails.PayoutSucceeded:
+		_, err := p.s.Succeed(ctx, t, p.opt.Owner, res)
+		return err
+	case rails.PayoutFailed:
+		_, err := p.s.Fail(ctx, t, p.opt.Owner, res)
+		return err
+	}
+	return errors.Join(fmt.Errorf("rails answered status %q", res.Status), p.retry(ctx, t))
+}
+
+// mine narrows an update to t while it is pending and leased to owner.
+func mine(c *ent.Client, t *ent.Transaction, owner string) *ent.TransactionUpdate {
+	return c.Transaction.Update().Where(transaction.ID(t.ID), transaction.Status(StatusPending), jobs.Mine(owner))
+}
+
+// pending records that the rails still hold the payout: look again at
+// res.NextCheck, and remember the submission.
+func (p *Payouts) pending(ctx context.Context, t *ent.Transaction, res rails.PayoutResult, submittedAt *time.Time) error {
+	ctx = tenant.System(ctx)
+	now := p.s.clock.Now()
+	next := res.NextCheck
+	if !next.After(now) {
+		next = now.Add(p.opt.Recheck)
+	}
+	u := mine(p.s.db.Client(ctx), t, p.opt.Owner).
+		SetNextRunAt(next).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+	if res.RailsReference != "" {
+		u.SetRailsReference(res.RailsReference)
+	}
+	if submittedAt != nil {
+		u.SetSubmittedAt(*submittedAt)
+	}
+	_, err := u.Save(ctx) // no row: no longer ours, and the new owner records
+	return err
+}
+
+// retry gives the payout back after an error of the rails, to be tried
+// again after a backoff.
+func (p *Payouts) retry(ctx context.Context, t *ent.Transaction) error {
+	ctx = tenant.System(ctx)
+	now := p.s.clock.Now()
+	wait := retryBase << min(t.Attempts, 10)
+	if wait > retryMax {
+		wait = retryMax
+	}
+	_, err := mine(p.s.db.Client(ctx), t, p.opt.Owner).
+		SetNextRunAt(now.Add(wait)).AddAttempts(1).ClearLeaseOwner().ClearLeaseUntil().Save(ctx)
+	return err
+}
+
+// Succeed records that the rails paid withdrawal t, leased by owner, in one
+// database transaction: status success with settlement_date and settled_at
+// (the rails' time), the settling posting (amount_charged leaves
+// PayoutsInFlight: amount_settled to RailsClearing, the fee to Fees) and
+// withdrawal.success. It reports false, changing nothing, when t is no
+// longer pending or its lease passed to another owner.
+func (s *Service) Succeed(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
+	set := func(u *ent.TransactionUpdateOne, now time.Time) {
+		at := res.SettledAt
+		if at.IsZero() {
+			at = now
+		}
+		u.SetStatus(StatusSuccess).SetSettlementDate(at).SetSettledAt(at)
+	}
+	return s.finish(ctx, t, owner, res, set, func(ctx context.Context, done *ent.Transaction) error {
+		if _, err := s.outbox.Emit(ctx, events.WithdrawalSuccess, done); err != nil {
+			return err
+		}
+		cur := money.Currency(done.Currency)
+		entries := []ledger.Entry{
+			{Account: ledger.SystemAccount(done.Mode, cur, ledger.PayoutsInFlight), Amount: -done.AmountCharged},
+			{Account: ledger.SystemAccount(done.Mode, cur, ledger.RailsClearing), Amount: done.AmountSettled},
+		}
+		if fee := done.AmountCharged - done.AmountSettled; fee > 0 {
+			entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(done.Mode, cur, ledger.Fees), Amount: fee})
+		}
+		_, err := s.ledger.Post(ctx, ledger.Posting{ID: SettlePostingID(done.Reference), TransactionRef: done.Reference,
+			Memo: "payout of " + done.Reference, Entries: entries})
+		return err
+	})
+}
+
+// Fail records that the rails refused withdrawal t, leased by owner, in one
+// database transaction: status failed with reject_reason, the reversal of
+// its debit (the merchant gets back exactly what was taken, in the currency
+// it was taken in) and withdrawal.failed. It reports false, changing
+// nothing, when t is no longer pending or its lease passed to another owner.
+func (s *Service) Fail(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
+	reason := res.Reason
+	if reason == "" {
+		reason = "the payout was rejected by the beneficiary's bank"
+	}
+	set := func(u *ent.TransactionUpdateOne, _ time.Time) { u.SetStatus(StatusFailed).SetRejectReason(reason) }
+	return s.finish(ctx, t, owner, res, set, func(ctx context.Context, done *ent.Transaction) error {
+		if _, err := s.outbox.Emit(ctx, events.WithdrawalFailed, done); err != nil {
+			return err
+		}
+		_, err := s.ledger.Reverse(ctx, DebitPostingID(done.Reference), "payout of "+done.Reference+" failed")
+		return err
+	})
+}
+
+// finish moves t out of pending in one database transaction: the
+// conditional update from pending under owner's lease (set adds the new
+// state), then after's postings and event.
+func (s *Service) finish(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult,
+	set func(u *ent.TransactionUpdateOne, now time.Time), after func(ctx context.Context, done *ent.Transaction) error) (bool, error) {
+	if t.Type != Type {
+		return false, fmt.Errorf("withdrawals: %s is not a withdrawal", t.Reference)
+	}
+	ctx = tenant.With(ctx, tenant.Tenant{MerchantID: t.MerchantID, Mode: t.Mode})
+	done := false
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		now := s.clock.Now()
+		u := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).
+			Where(transaction.Status(StatusPending), jobs.Mine(owner)).
+			SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil()
+		if res.RailsReference != "" {
+			u.SetRailsReference(res.RailsReference)
+		}
+		set(u, now)
+		row, err := u.Save(ctx)
+		if ent.IsNotFound(err) {
+			return nil // finished already, or no longer ours
+		}
+		if err != nil {
+			return err
+		}
+		if err := after(ctx, row); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return done, nil
+}

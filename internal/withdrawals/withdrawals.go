@@ -1,0 +1,607 @@
+// Package withdrawals is money out (CONTRACT 5 "Withdrawals", spec endpoint
+// 7): accepting a withdrawal to a Nigerian or Ghanaian bank account, direct
+// or cross-currency, and the payout worker that carries it through the rails
+// to success or failure.
+//
+// Accepting is one database transaction: the quote's consumption (cross),
+// the pending WITHDRAWAL row, its withdrawal.pending event and, last, the
+// conditional debit of the merchant's balance into PayoutsInFlight. The
+// payout worker (payouts.go) then submits it to the rails outside any
+// transaction and records the outcome in another: success moves the money
+// on to RailsClearing and Fees; failure reverses the debit.
+package withdrawals
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"merchantpay/ent"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/banks"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/jobs"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/money"
+	"merchantpay/internal/rates"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/transactions"
+	"merchantpay/internal/validate"
+)
+
+// Fixed values of a withdrawal transaction (spec "Transaction").
+const (
+	Type            = "WITHDRAWAL"
+	PaymentSlug     = "instant-bank-payout"
+	Destination     = "main_balance"
+	Channel         = "API"
+	FromParty       = "SELF"
+	ToParty         = "OTHER"
+	ReferencePrefix = "WTH-"
+)
+
+// Statuses of a withdrawal: pending until the rails settle it.
+const (
+	StatusPending = "pending"
+	StatusSuccess = "success"
+	StatusFailed  = "failed"
+)
+
+// Who bears the payout fee.
+const (
+	FeeBearerMerchant    = "merchant"
+	FeeBearerBeneficiary = "beneficiary"
+)
+
+// Ghanaian account types.
+const (
+	AccountIndividual = "individual"
+	AccountCorporate  = "corporate"
+)
+
+// Limits of free-text fields, in characters.
+const (
+	MaxNarration = 255
+	MaxBankCode  = 32
+)
+
+// Currencies are the payout currencies: NGN to Nigerian banks, GHS to
+// Ghanaian ones.
+func Currencies() []money.Currency { return []money.Currency{money.NGN, money.GHS} }
+
+// countryOf is the bank country of a payout currency, "" for any other.
+func countryOf(c money.Currency) string {
+	switch c {
+	case money.NGN:
+		return banks.CountryNG
+	case money.GHS:
+		return banks.CountryGH
+	}
+	return ""
+}
+
+// DebitPostingID is the id of the posting that debits the merchant when
+// withdrawal ref is accepted; a failure reverses exactly this posting.
+func DebitPostingID(ref string) string { return ref + ":debit" }
+
+// SettlePostingID is the id of the posting that completes a successful payout.
+func SettlePostingID(ref string) string { return ref + ":settle" }
+
+// Beneficiary is the withdraw body's beneficiary object. Nil means absent or
+// null (or of the wrong type, already reported by the decoder).
+type Beneficiary struct {
+	Email         *string
+	Phone         *string
+	Country       *string // Ghana only, optional, "GH"
+	Bank          *string
+	Branch        *string // Ghana only
+	AccountName   *string
+	AccountNumber *string
+	AccountType   *string // Ghana only: individual or corporate
+}
+
+// Input is a withdrawal request, shared by REST and GraphQL. Nil means
+// absent or null. Field names in errors are the REST body's.
+type Input struct {
+	// Beneficiary is required.
+	Beneficiary *Beneficiary
+	// Amount and Currency make a direct withdrawal.
+	Amount   *decimal.Decimal
+	Currency *string
+	// RateReference makes a cross withdrawal: the withdrawal quote's
+	// to_amount is paid in its to_currency (NGN or GHS).
+	RateReference *string
+	Narration     *string
+	// Reference is the merchant's reference, unique per merchant and mode
+	// without regard to case.
+	Reference *string
+	// FeeBearer is merchant (the default) or beneficiary.
+	FeeBearer *string
+}
+
+func (in Input) cross() bool { return in.RateReference != nil }
+
+// Validate collects every bad field of in that can be judged without the
+// database. The beneficiary's shape follows currency; for a cross
+// withdrawal it follows the quote's to_currency, so only what both shapes
+// share is checked here and Withdraw checks the rest once it has the quote.
+func Validate(in Input, f *apperr.Fields) {
+	country := ""
+	if in.cross() {
+		if strings.TrimSpace(*in.RateReference) == "" {
+			f.Add("rate_reference", "must not be empty")
+		}
+		// The quote fixes what is paid; an amount beside it would be ignored
+		// or contradict it, so it is refused.
+		if in.Amount != nil {
+			f.Add("amount", "must be absent when rate_reference is given: a cross withdrawal pays the quote's to_amount")
+		}
+		if in.Currency != nil {
+			f.Add("currency", "must be absent when rate_reference is given: a cross withdrawal pays in the quote's to_currency")
+		}
+	} else {
+		var cur money.Currency
+		switch {
+		case in.Currency == nil:
+			f.Add("currency", "is required (NGN or GHS), or give rate_reference for a cross withdrawal")
+		case countryOf(money.Currency(*in.Currency)) == "":
+			f.Add("currency", "must be NGN (Nigerian banks) or GHS (Ghanaian banks)")
+		default:
+			cur = money.Currency(*in.Currency)
+			country = countryOf(cur)
+		}
+		switch {
+		case in.Amount == nil:
+			f.Add("amount", "is required, or give rate_reference for a cross withdrawal")
+		case cur != "":
+			if msg := money.ValidateAmount(*in.Amount, cur); msg != "" {
+				f.Add("amount", "%s", msg)
+			}
+		case in.Amount.Sign() <= 0:
+			f.Add("amount", "must be greater than 0")
+		case in.Amount.GreaterThan(decimal.New(money.MaxUnits, 0)):
+			f.Add("amount", "must be at most %d", money.MaxUnits)
+		}
+	}
+	if in.Narration != nil {
+		switch n := *in.Narration; {
+		case !utf8.ValidString(n) || strings.ContainsRune(n, 0):
+			f.Add("narration", "must be valid text without NUL characters")
+		case utf8.RuneCountInString(n) > MaxNarration:
+			f.Add("narration", "must be at most %d characters", MaxNarration)
+		}
+	}
+	if in.Reference != nil {
+		if msg := validate.Reference(*in.Reference); msg != "" {
+			f.Add("reference", "%s", msg)
+		}
+	}
+	if in.FeeBearer != nil && *in.FeeBearer != FeeBearerMerchant && *in.FeeBearer != FeeBearerBeneficiary {
+		f.Add("fee_bearer", "must be merchant or beneficiary")
+	}
+	if in.Beneficiary == nil {
+		f.Add("beneficiary", "is required")
+		return
+	}
+	validateBeneficiary(*in.Beneficiary, country, f)
+}
+
+// validateBeneficiary checks the beneficiary for country (banks.CountryNG or
+// CountryGH), or, with country "", only what both shapes share.
+func validateBeneficiary(b Beneficiary, country string, f *apperr.Fields) {
+	const p = "beneficiary."
+	if b.Email == nil {
+		f.Add(p+"email", "is required")
+	} else if msg := validate.Email(*b.Email); msg != "" {
+		f.Add(p+"email", "%s", msg)
+	}
+	if b.Phone != nil {
+		if msg := validate.Phone(*b.Phone); msg != "" {
+			f.Add(p+"phone", "%s", msg)
+		}
+	}
+	switch {
+	case b.Bank == nil:
+		f.Add(p+"bank", "is required: a bank code from GET /misc/banks")
+	case *b.Bank == "" || len(*b.Bank) > MaxBankCode:
+		f.Add(p+"bank", "must be a bank code from GET /misc/banks")
+	}
+	if b.AccountName == nil {
+		f.Add(p+"account_name", "is required")
+	} else if msg := validate.Name(*b.AccountName); msg != "" {
+		f.Add(p+"account_name", "%s", msg)
+	}
+	switch {
+	case b.AccountNumber == nil:
+		f.Add(p+"account_number", "is required")
+	case country == banks.CountryNG && !digits(*b.AccountNumber, 10, 10):
+		f.Add(p+"account_number", "must be a 10-digit NUBAN account number")
+	case !digits(*b.AccountNumber, 6, 20):
+		f.Add(p+"account_number", "must be 6 to 20 digits")
+	}
+	if country == banks.CountryNG {
+		return // the Ghanaian fields are not part of the Nigerian shape
+	}
+	required := country == banks.CountryGH
+	if b.Country != nil && *b.Country != banks.CountryGH {
+		f.Add(p+"country", "must be GH")
+	}
+	switch {
+	case b.Branch == nil:
+		if required {
+			f.Add(p+"branch", "is required for a Ghanaian bank: a branch code of the bank from GET /misc/banks?country=GH")
+		}
+	case *b.Branch == "" || len(*b.Branch) > MaxBankCode:
+		f.Add(p+"branch", "must be a branch code of the bank from GET /misc/banks?country=GH")
+	}
+	switch {
+	case b.AccountType == nil:
+		if required {
+			f.Add(p+"account_type", "is required for a Ghanaian bank: individual or corporate")
+		}
+	case *b.AccountType != AccountIndividual && *b.AccountType != AccountCorporate:
+		f.Add(p+"account_type", "must be individual or corporate")
+	}
+}
+
+func digits(s string, min, max int) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Service accepts withdrawals.
+type Service struct {
+	db     *store.DB
+	clock  clock.Clock
+	ledger *ledger.Service
+	rates  *rates.Service
+	banks  *banks.Directory
+	outbox *events.Outbox
+	fees   FeeTable
+	// waker wakes this instance's payout worker after a withdrawal commits.
+	waker jobs.Waker
+}
+
+// New returns the withdrawals service.
+func New(db *store.DB, c clock.Clock, l *ledger.Service, r *rates.Service, dir *banks.Directory, o *events.Outbox, fees FeeTable) *Service {
+	return &Service{db: db, clock: c, ledger: l, rates: r, banks: dir, outbox: o, fees: fees, waker: jobs.NewWaker()}
+}
+
+// Fees is the operator's payout fee table.
+func (s *Service) Fees() FeeTable { return s.fees }
+
+// Check validates in as Withdraw does before touching the database, adding
+// its findings to f, which may already hold the decoder's (one entry per
+// field). With any bad field it returns a VALIDATION_ERROR naming them all,
+// an unknown bank or branch among them; otherwise UNKNOWN_BANK or
+// UNKNOWN_BRANCH for a direct withdrawal to a bank or branch not in the
+// lists, else nil.
+func (s *Service) Check(in Input, f *apperr.Fields) error {
+	var g apperr.Fields
+	Validate(in, &g)
+	merge(f, &g)
+	var bankErr *apperr.Error
+	if !in.cross() && in.Currency != nil && in.Beneficiary != nil {
+		bankErr = s.checkBank(*in.Beneficiary, countryOf(money.Currency(*in.Currency)))
+	}
+	return decide(f, bankErr)
+}
+
+// decide is the answer to a request with the bad fields f and the bank
+// check's finding: with bad fields, a VALIDATION_ERROR naming all of them,
+// an unknown bank or branch included; else the bank check's error, if any.
+func decide(f *apperr.Fields, bankErr *apperr.Error) error {
+	if f.Len() > 0 {
+		if bankErr != nil {
+			var h apperr.Fields
+			for _, fe := range bankErr.Fields {
+				h.Add(fe.Field, "%s", fe.Message)
+			}
+			merge(f, &h)
+		}
+		return f.Err()
+	}
+	if bankErr != nil {
+		return bankErr
+	}
+	return nil
+}
+
+// merge adds g's entries to f, skipping fields f already names.
+func merge(f, g *apperr.Fields) {
+	seen := map[string]bool{}
+	for _, e := range f.List() {
+		seen[e.Field] = true
+	}
+	for _, e := range g.List() {
+		if !seen[e.Field] {
+			f.Add(e.Field, "%s", e.Message)
+			seen[e.Field] = true
+		}
+	}
+}
+
+// checkBank finds the beneficiary's bank (and Ghanaian branch) in the lists
+// of country; nil when they are there or not given.
+func (s *Service) checkBank(b Beneficiary, country string) *apperr.Error {
+	if b.Bank == nil || *b.Bank == "" {
+		return nil
+	}
+	switch country {
+	case banks.CountryNG:
+		if _, ok := s.banks.NGByCode(*b.Bank); !ok {
+			return &apperr.Error{Kind: apperr.UnknownBank,
+				Message: fmt.Sprintf("bank %q is not in the Nigerian bank list (GET /misc/banks?country=NG)", *b.Bank),
+				Fields:  []apperr.FieldError{{Field: "beneficiary.bank", Message: "is not a bank code of the Nigerian bank list"}}}
+		}
+	case banks.CountryGH:
+		bank, ok := s.banks.GHByCode(*b.Bank)
+		if !ok {
+			return &apperr.Error{Kind: apperr.UnknownBank,
+				Message: fmt.Sprintf("bank %q is not in the Ghanaian bank list (GET /misc/banks?country=GH)", *b.Bank),
+				Fields:  []apperr.FieldError{{Field: "beneficiary.bank", Message: "is not a bank code of the Ghanaian bank list"}}}
+		}
+		if b.Branch != nil && *b.Branch != "" {
+			if _, ok := s.banks.GHBranch(bank.Code, *b.Branch); !ok {
+				return &apperr.Error{Kind: apperr.UnknownBranch,
+					Message: fmt.Sprintf("branch %q is not a branch of %s (%s)", *b.Branch, bank.Name, bank.Code),
+					Fields:  []apperr.FieldError{{Field: "beneficiary.branch", Message: "is not a branch code of this bank"}}}
+			}
+		}
+	}
+	return nil
+}
+
+// terms are the amounts of one withdrawal, in minor units.
+type terms struct {
+	cur                           money.Currency // currency paid out (= to_currency when cross)
+	amount, fee, charged, settled int64
+	fromCur                       money.Currency
+	from                          int64 // debited from the merchant, in fromCur
+	quote                         *ent.Quote
+}
+
+// direct prices a direct withdrawal with the operator's fee table.
+func (s *Service) direct(in Input) (terms, error) {
+	cur := money.Currency(*in.Currency)
+	amount, err := money.ToMinor(*in.Amount, cur)
+	if err != nil {
+		return terms{}, err // unreachable after Validate
+	}
+	fee, err := s.fees.Fee(cur, amount)
+	if err != nil {
+		return terms{}, err
+	}
+	t := terms{cur: cur, amount: amount, fee: fee, charged: amount + fee, settled: amount, fromCur: cur, from: amount}
+	if feeBearer(in) == FeeBearerBeneficiary {
+		t.charged, t.settled = amount, amount-fee
+		if t.settled <= 0 {
+			return terms{}, apperr.New(apperr.AmountTooSmall,
+				"the amount %s %s does not cover the payout fee of %s %s borne by the beneficiary; send a larger amount",
+				money.Format(amount, cur), cur, money.Format(fee, cur), cur)
+		}
+	}
+	return t, nil
+}
+
+// crossTerms prices a cross withdrawal from its quote: the quote's fee is its
+// only fee, whoever fee_bearer names (CONTRACT 5).
+func crossTerms(q *ent.Quote) terms {
+	return terms{cur: money.Currency(q.ToCurrency), amount: q.ToAmount, fee: q.Fee,
+		charged: q.ToAmount + q.Fee, settled: q.ToAmount,
+		fromCur: money.Currency(q.FromCurrency), from: q.FromAmount, quote: q}
+}
+
+func feeBearer(in Input) string {
+	if in.FeeBearer == nil {
+		return FeeBearerMerchant
+	}
+	return *in.FeeBearer
+}
+
+// Withdraw accepts a withdrawal for the merchant and mode of ctx, in one
+// database transaction (joining the one in ctx, if any): the quote's
+// consumption (cross), the pending transaction, its withdrawal.pending event
+// and, last, the debit of the merchant's balance commit together or not at
+// all. The payout worker of this instance is woken after the commit; any
+// instance's worker would find it anyway (next_run_at is now).
+//
+// Errors: VALIDATION_ERROR (every bad field); UNKNOWN_BANK, UNKNOWN_BRANCH;
+// AMOUNT_TOO_SMALL when the beneficiary's fee leaves nothing to pay;
+// Consume's NOT_FOUND, RATE_TYPE_MISMATCH, RATE_USED, RATE_EXPIRED;
+// DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE, with nothing written.
+func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, error) {
+	if err := s.Check(in, &apperr.Fields{}); err != nil {
+		return nil, err
+	}
+	tn, ok := tenant.From(ctx)
+	if !ok {
+		return nil, tenant.ErrNoTenant
+	}
+	var tm terms
+	if !in.cross() {
+		var err error
+		if tm, err = s.direct(in); err != nil {
+			return nil, err
+		}
+	}
+	ref := ReferencePrefix + uuid.NewString()
+	var out *ent.Transaction
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		if in.cross() {
+			q, err := s.rates.Consume(ctx, *in.RateReference, rates.Withdrawal, ref)
+			if err != nil {
+				return err
+			}
+			if err := s.checkQuote(q, *in.Beneficiary); err != nil {
+				return err // rolls the consumption back
+			}
+			tm = crossTerms(q)
+		}
+		name, err := s.merchantName(ctx, tn.MerchantID)
+		if err != nil {
+			return err
+		}
+		t, err := s.insert(ctx, in, tm, ref, name)
+		if err != nil {
+			return err
+		}
+		if _, err := s.outbox.Emit(ctx, events.WithdrawalPending, t); err != nil {
+			return err
+		}
+		// Last: the debit locks the merchant's balance row until the commit.
+		if err := s.debit(ctx, tn, t, tm); err != nil {
+			return err
+		}
+		store.AfterCommit(ctx, s.waker.Wake)
+		out = t
+		return nil
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return out, nil
+}
+
+// checkQuote checks a cross withdrawal's beneficiary against the shape its
+// quote's to_currency asks for.
+func (s *Service) checkQuote(q *ent.Quote, b Beneficiary) error {
+	country := countryOf(money.Currency(q.ToCurrency))
+	if country == "" {
+		return &apperr.Error{Kind: apperr.Validation,
+			Message: fmt.Sprintf("the rate %s pays out %s; withdrawals pay out NGN or GHS only", q.ID, q.ToCurrency),
+			Fields:  []apperr.FieldError{{Field: "rate_reference", Message: "must be a withdrawal quote whose to_currency is NGN or GHS"}}}
+	}
+	var f apperr.Fields
+	validateBeneficiary(b, country, &f)
+	return decide(&f, s.checkBank(b, country))
+}
+
+// beneficiaryJSON is the beneficiary as the Transaction shows it: a JSON
+// string of the fields of its country's shape that were sent, in the spec's
+// order.
+type beneficiaryJSON struct {
+	Email         string  `json:"email"`
+	Phone         *string `json:"phone,omitempty"`
+	Country       *string `json:"country,omitempty"`
+	Bank          string  `json:"bank"`
+	Branch        *string `json:"branch,omitempty"`
+	AccountName   string  `json:"account_name"`
+	AccountNumber string  `json:"account_number"`
+	AccountType   *string `json:"account_type,omitempty"`
+}
+
+func beneficiaryString(b Beneficiary, country string) (string, error) {
+	v := beneficiaryJSON{Email: *b.Email, Phone: b.Phone, Bank: *b.Bank, AccountName: *b.AccountName, AccountNumber: *b.AccountNumber}
+	if country == banks.CountryGH {
+		v.Country, v.Branch, v.AccountType = b.Country, b.Branch, b.AccountType
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// insert writes the pending withdrawal; next_run_at now hands it to the
+// payout worker. A taken merchant reference surfaces from the unique index
+// (no read first: this is the hottest path).
+func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantName string) (*ent.Transaction, error) {
+	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
+	if err != nil {
+		return nil, err
+	}
+	ben, err := beneficiaryString(*in.Beneficiary, countryOf(tm.cur))
+	if err != nil {
+		return nil, err
+	}
+	narration := ""
+	if in.Narration != nil {
+		narration = *in.Narration
+	}
+	now := s.clock.Now()
+	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
+		SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
+		SetFromAmount(tm.from).SetFromCurrency(string(tm.fromCur)).
+		SetAmount(tm.amount).SetCurrency(string(tm.cur)).
+		SetAmountCharged(tm.charged).SetAmountSettled(tm.settled).
+		SetFee(tm.fee).SetFeeCurrency(string(tm.cur)).
+		SetFromParty(FromParty).SetToParty(ToParty).SetChannel(Channel).SetNarration(narration).
+		SetBeneficiary(ben).SetFeeBearer(feeBearer(in)).SetDestination(Destination).SetPaymentSlug(PaymentSlug).
+		SetFromMerchant(merchantName).
+		// settled_at is when the merchant's balance was charged; success
+		// moves it to when the beneficiary was paid.
+		SetSettledAt(now).
+		SetNextRunAt(now).
+		SetCreatedAt(now).SetUpdatedAt(now)
+	if q := tm.quote; q != nil {
+		create.SetToAmount(q.ToAmount).SetToCurrency(q.ToCurrency).SetTrxRate(q.Rate).SetRateID(q.ID)
+	}
+	if in.Reference != nil {
+		create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
+	}
+	t, err := create.Save(ctx)
+	if in.Reference != nil && store.IsUniqueViolation(err) {
+		return nil, duplicate(*in.Reference)
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("withdrawals: insert: %w", err))
+	}
+	return t, nil
+}
+
+func duplicate(ref string) error {
+	return &apperr.Error{Kind: apperr.DuplicateReference,
+		Message: fmt.Sprintf("a transaction with reference %q already exists (references ignore case)", ref),
+		Fields:  []apperr.FieldError{{Field: "reference", Message: "is already used by another transaction"}}}
+}
+
+// debit posts the acceptance: amount_charged leaves the merchant's available
+// balance for PayoutsInFlight. A cross withdrawal debits the quote's
+// from_amount in from_currency, converted through FX.
+func (s *Service) debit(ctx context.Context, tn tenant.Tenant, t *ent.Transaction, tm terms) error {
+	p := ledger.Posting{ID: DebitPostingID(t.Reference), TransactionRef: t.Reference, Memo: "withdrawal " + t.Reference}
+	if tm.quote == nil {
+		_, err := s.ledger.Debit(ctx, p, tn, ledger.PayoutsInFlight, tm.cur, tm.charged)
+		return err
+	}
+	p.Entries = []ledger.Entry{
+		{Account: ledger.MerchantAccount(tn, tm.fromCur), Amount: -tm.from},
+		{Account: ledger.SystemAccount(tn.Mode, tm.fromCur, ledger.FX), Amount: tm.from},
+		{Account: ledger.SystemAccount(tn.Mode, tm.cur, ledger.FX), Amount: -tm.charged},
+		{Account: ledger.SystemAccount(tn.Mode, tm.cur, ledger.PayoutsInFlight), Amount: tm.charged},
+	}
+	_, err := s.ledger.Post(ctx, p)
+	return err
+}
+
+// merchantName is from_merchant: the authenticated caller's name, else read
+// from the database.
+func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
+	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
+		return p.MerchantName, nil
+	}
+	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return m.Name, nil
+}

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"merchantpay/internal/broker"
+	"merchantpay/internal/mail"
+	"merchantpay/internal/webhook"
+	"merchantpay/internal/webhooks"
+)
+
+// setupEvents wires what carries outbox events out (CONTRACT 6): webhook
+// endpoints and the dispatcher, e-mail, and the subscription broker, all
+// woken after local commits and, on PostgreSQL, other instances' commits.
+func (a *App) setupEvents() error {
+	cfg := a.Config
+	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
+	if err != nil {
+		return err
+	}
+	var smtp *mail.SMTP
+	if cfg.SMTPURL != "" {
+		if smtp, err = mail.ParseURL(cfg.SMTPURL); err != nil {
+			return err
+		}
+	}
+	jitter := webhook.NewJitter(nil)
+
+	a.Signal = broker.NewSignal(a.DB, cfg.DatabaseURL, a.Log)
+	a.Outbox.OnCommit(a.Signal.Committed)
+	a.Webhooks = webhooks.New(a.DB, a.Clock, cfg.WebhookAllowPrivate, a.Signal.Committed)
+	a.Mailer = mail.New(a.DB, a.Clock, mail.Config{
+		SMTP: smtp, Schedule: schedule, Jitter: jitter, PollInterval: cfg.EventsPollInterval, Log: a.Log,
+	})
+	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
+		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate,
+		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.Enqueue, Log: a.Log,
+	})
+	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log})
+	a.workers = append(a.workers,
+		Worker{Name: "event-signal", Run: a.Signal.Run},
+		Worker{Name: "webhook-dispatcher", Run: a.Dispatcher.Run},
+		Worker{Name: "mailer", Run: a.Mailer.Run},
+		Worker{Name: "event-broker", Run: a.Broker.Run},
+	)
+	return nil
+}
