@@ -109,7 +109,15 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = obs.WithLogger(ctx, obs.Log(ctx).With("merchant", p.MerchantID, "mode", p.Mode))
 	req := &Request{HTTP: r.WithContext(ctx), Params: params}
 
-	if r.Method != http.MethodPost {
+	if r.Method == http.MethodPost {
+		body, err := ReadBody(w, r)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		req.Body = body
+	}
+	if r.Method != http.MethodPost || rt.Lookup {
 		res, err := rt.Handle(ctx, req)
 		if err != nil {
 			a.fail(w, r, err)
@@ -119,15 +127,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body, err := ReadBody(w, r)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	req.Body = body
 	key := r.Header.Get("Idempotency-Key")
 	resp, replayed, err := a.deps.Idem.Do(ctx, idem.Request{
-		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
+		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, req.Body),
 	}, func(ctx context.Context) (idem.Response, bool) {
 		res, err := rt.Handle(ctx, req)
 		if err != nil {

@@ -42,7 +42,7 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodPost, Pattern: "/wallets/{wallet_reference}", Handle: o.createAccount},
 		{Method: http.MethodPost, Pattern: "/accounts", Handle: o.createGlobalAccount},
 		{Method: http.MethodGet, Pattern: "/misc/banks", Access: PublicKey, Handle: o.listBanks},
-		{Method: http.MethodPost, Pattern: "/misc/banks/resolve", Handle: o.resolveBank},
+		{Method: http.MethodPost, Pattern: "/misc/banks/resolve", Lookup: true, Handle: o.resolveBank},
 		{Method: http.MethodGet, Pattern: "/balances", Handle: o.listBalances},
 		{Method: http.MethodPost, Pattern: "/sandbox/balances/fund", Handle: o.fundBalance, Sandbox: true},
 		{Method: http.MethodPost, Pattern: "/sandbox/deposits/bank-transfer", Handle: o.simulateBankTransfer, Sandbox: true},

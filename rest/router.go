@@ -37,7 +37,11 @@ type Route struct {
 	Handle  Handler
 	// Sandbox routes exist only with the sandbox rails.
 	Sandbox bool
-	parts   []string
+	// Lookup marks a POST that changes nothing (name enquiry): it runs
+	// outside any database transaction, so a rails call never holds one open,
+	// and has nothing for an Idempotency-Key to protect.
+	Lookup bool
+	parts  []string
 }
 
 type router struct{ routes []*Route }
