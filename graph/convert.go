@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -20,6 +21,7 @@ import (
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/txview"
 	"merchantpay/internal/wallets"
+	"merchantpay/internal/webhooks"
 )
 
 // principal is the authenticated caller; the server refuses unauthenticated
@@ -64,30 +66,7 @@ func walletInput(in model.CreateWalletInput) wallets.CreateInput {
 }
 
 func transactionModel(t *ent.Transaction) *model.Transaction {
-	v := txview.View(t)
-	dec := func(n jsonx.Num) decimal.Decimal { return decimal.Decimal(n) }
-	decp := func(n *jsonx.Num) *decimal.Decimal {
-		if n == nil {
-			return nil
-		}
-		d := decimal.Decimal(*n)
-		return &d
-	}
-	return &model.Transaction{
-		Reference: t.Reference, MerchantReference: t.MerchantReference,
-		Type: model.TransactionType(t.Type), Purpose: t.Purpose,
-		Status:     model.TransactionStatus(strings.ToUpper(t.Status)),
-		FromAmount: dec(v.FromAmount), Amount: dec(v.Amount), AmountCharged: dec(v.AmountCharged),
-		AmountSettled: dec(v.AmountSettled), Currency: t.Currency, FromCurrency: t.FromCurrency,
-		ToAmount: decp(v.ToAmount), ToCurrency: t.ToCurrency, TrxRate: t.TrxRate, RateID: t.RateID,
-		From: t.FromParty, To: t.ToParty, Channel: t.Channel, Narration: t.Narration,
-		Beneficiary: t.Beneficiary, FeeBearer: t.FeeBearer, Fee: dec(v.Fee), Destination: t.Destination,
-		PaymentSlug: t.PaymentSlug, FromMerchant: t.FromMerchant, ToMerchant: t.ToMerchant,
-		SettledAt: t.SettledAt, SettlementTime: t.SettlementTime, SettlementDate: t.SettlementDate,
-		RejectReason: t.RejectReason, TraceID: t.TraceID, PaymentProof: t.PaymentProof,
-		WalletReference: t.WalletReference, AccountReference: t.AccountReference,
-		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-	}
+	return transactionFromView(txview.View(t))
 }
 
 func transactionConnection(rows []*ent.Transaction, info page.Info) *model.TransactionConnection {
@@ -189,4 +168,63 @@ func optionalLowerEnum[T ~string](v *T) *string {
 	}
 	s := strings.ToLower(string(*v))
 	return &s
+}
+
+func endpointModel(ep *ent.WebhookEndpoint) *model.WebhookEndpoint {
+	evs := ep.Events
+	if evs == nil {
+		evs = []string{}
+	}
+	return &model.WebhookEndpoint{ID: ep.ID, URL: ep.URL, Events: evs, Enabled: ep.Enabled, CreatedAt: ep.CreatedAt}
+}
+
+func deliveryModels(ds []webhooks.Delivery) []*model.WebhookDelivery {
+	out := make([]*model.WebhookDelivery, len(ds))
+	for i, d := range ds {
+		m := &model.WebhookDelivery{ID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, URL: d.URL,
+			Status: d.Status, AttemptCount: d.AttemptCount, NextAttemptAt: d.NextAttemptAt,
+			LastStatusCode: d.LastStatusCode, LastError: d.LastError, CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt,
+			Attempts: make([]*model.WebhookAttempt, len(d.Attempts))}
+		for j, a := range d.Attempts {
+			m.Attempts[j] = &model.WebhookAttempt{Number: a.Number, StartedAt: a.StartedAt, LatencyMs: int(a.LatencyMS),
+				StatusCode: a.StatusCode, Error: a.Error, ResponseBody: a.ResponseBody, Success: a.Success}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// transactionFromView maps a stored snapshot (an event's payload) to GraphQL.
+func transactionFromView(v txview.Transaction) *model.Transaction {
+	dec := func(n jsonx.Num) decimal.Decimal { return decimal.Decimal(n) }
+	decp := func(n *jsonx.Num) *decimal.Decimal {
+		if n == nil {
+			return nil
+		}
+		d := decimal.Decimal(*n)
+		return &d
+	}
+	tm := func(s string) time.Time { t, _ := jsonx.ParseTime(s); return t }
+	tmp := func(s *string) *time.Time {
+		if s == nil {
+			return nil
+		}
+		t := tm(*s)
+		return &t
+	}
+	return &model.Transaction{
+		Reference: v.Reference, MerchantReference: v.MerchantReference,
+		Type: model.TransactionType(v.Type), Purpose: v.Purpose,
+		Status:     model.TransactionStatus(strings.ToUpper(v.Status)),
+		FromAmount: dec(v.FromAmount), Amount: dec(v.Amount), AmountCharged: dec(v.AmountCharged),
+		AmountSettled: dec(v.AmountSettled), Currency: v.Currency, FromCurrency: v.FromCurrency,
+		ToAmount: decp(v.ToAmount), ToCurrency: v.ToCurrency, TrxRate: decp(v.TrxRate), RateID: v.RateID,
+		From: v.From, To: v.To, Channel: v.Channel, Narration: v.Narration,
+		Beneficiary: v.Beneficiary, FeeBearer: v.FeeBearer, Fee: dec(v.Fee), Destination: v.Destination,
+		PaymentSlug: v.PaymentSlug, FromMerchant: v.FromMerchant, ToMerchant: v.ToMerchant,
+		SettledAt: tmp(v.SettledAt), SettlementTime: v.SettlementTime, SettlementDate: tmp(v.SettlementDate),
+		RejectReason: v.RejectReason, TraceID: v.TraceID, PaymentProof: v.PaymentProof,
+		WalletReference: v.WalletReference, AccountReference: v.AccountReference,
+		CreatedAt: tm(v.CreatedAt), UpdatedAt: tm(v.UpdatedAt),
+	}
 }

@@ -5,8 +5,10 @@ package graph
 import (
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/broker"
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
+	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
@@ -14,6 +16,8 @@ import (
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
+	"merchantpay/internal/webhooks"
+	"merchantpay/internal/withdrawals"
 )
 
 //go:generate go tool gqlgen generate
@@ -31,6 +35,10 @@ type Services struct {
 	Swaps        *swaps.Service
 	Deposits     *deposits.Service
 	CryptoPay    *cryptopay.Service
+	Webhooks     *webhooks.Service
+	Outbox       *events.Outbox
+	Broker       *broker.Broker
+	Withdrawals  *withdrawals.Service
 	// Sandbox is true when the built-in sandbox rails run (simulations exist).
 	Sandbox bool
 }

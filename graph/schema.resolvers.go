@@ -7,12 +7,14 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"merchantpay/ent"
 	"merchantpay/graph/model"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
+	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
 	"merchantpay/internal/rails"
@@ -20,8 +22,29 @@ import (
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
+	"merchantpay/internal/txview"
+	"merchantpay/internal/webhooks"
+	"merchantpay/internal/withdrawals"
 	"strings"
 )
+
+// Transaction is the resolver for the transaction field.
+func (r *eventResolver) Transaction(ctx context.Context, obj *ent.Event) (*model.Transaction, error) {
+	var t txview.Transaction
+	if err := json.Unmarshal(obj.Payload, &t); err != nil {
+		return nil, err
+	}
+	return transactionFromView(t), nil
+}
+
+// Deliveries is the resolver for the deliveries field.
+func (r *eventResolver) Deliveries(ctx context.Context, obj *ent.Event) ([]*model.WebhookDelivery, error) {
+	ds, err := r.Svc.Webhooks.Deliveries(ctx, obj.EventID)
+	if err != nil {
+		return nil, err
+	}
+	return deliveryModels(ds), nil
+}
 
 // CreateWallet is the resolver for the createWallet field.
 func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateWalletInput) (*model.Wallet, error) {
@@ -113,6 +136,21 @@ func (r *mutationResolver) Swap(ctx context.Context, input model.SwapInput) (*mo
 	return transactionModel(t), nil
 }
 
+// Withdraw is the resolver for the withdraw field.
+func (r *mutationResolver) Withdraw(ctx context.Context, input model.WithdrawInput) (*model.Transaction, error) {
+	in := withdrawals.Input{Amount: input.Amount, Currency: input.Currency, RateReference: input.RateReference,
+		Narration: input.Narration, Reference: input.Reference, FeeBearer: optionalLowerEnum(input.FeeBearer)}
+	if b := input.Beneficiary; b != nil {
+		in.Beneficiary = &withdrawals.Beneficiary{Email: &b.Email, Phone: b.Phone, Country: b.Country, Bank: &b.Bank,
+			Branch: b.Branch, AccountName: &b.AccountName, AccountNumber: &b.AccountNumber, AccountType: b.AccountType}
+	}
+	t, err := r.Svc.Withdrawals.Withdraw(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return transactionModel(t), nil
+}
+
 // SimulateBankTransfer is the resolver for the simulateBankTransfer field.
 func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error) {
 	if !r.Svc.Sandbox {
@@ -171,6 +209,41 @@ func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.Co
 		return nil, err
 	}
 	return transactionModel(t), nil
+}
+
+// CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
+func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.CreatedWebhookEndpoint, error) {
+	ep, err := r.Svc.Webhooks.Create(ctx, webhooks.CreateInput{URL: &input.URL, Events: input.Events})
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreatedWebhookEndpoint{Endpoint: endpointModel(ep), Secret: ep.Secret}, nil
+}
+
+// DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
+func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string) (*model.DeletedWebhookEndpoint, error) {
+	if err := r.Svc.Webhooks.Delete(ctx, id); err != nil {
+		return nil, err
+	}
+	return &model.DeletedWebhookEndpoint{ID: id, Deleted: true}, nil
+}
+
+// RollWebhookSecret is the resolver for the rollWebhookSecret field.
+func (r *mutationResolver) RollWebhookSecret(ctx context.Context, id string) (*model.RolledWebhookSecret, error) {
+	ep, err := r.Svc.Webhooks.RollSecret(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RolledWebhookSecret{ID: ep.ID, Secret: ep.Secret}, nil
+}
+
+// RedeliverEvent is the resolver for the redeliverEvent field.
+func (r *mutationResolver) RedeliverEvent(ctx context.Context, id string) ([]*model.WebhookDelivery, error) {
+	ds, err := r.Svc.Webhooks.Redeliver(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return deliveryModels(ds), nil
 }
 
 // Me is the resolver for the me field.
@@ -291,6 +364,62 @@ func (r *queryResolver) Rate(ctx context.Context, fromCurrency string, toCurrenc
 	return indicativeModel(ir), nil
 }
 
+// WebhookEndpoints is the resolver for the webhookEndpoints field.
+func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*model.WebhookEndpoint, error) {
+	var out []*model.WebhookEndpoint
+	p := page.Params{Limit: page.MaxLimit}
+	for {
+		rows, info, err := r.Svc.Webhooks.List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, ep := range rows {
+			out = append(out, endpointModel(ep))
+		}
+		if !info.HasMore || len(rows) == 0 {
+			return out, nil
+		}
+		c := webhooks.Cursor(rows[len(rows)-1])
+		p.After = &c
+	}
+}
+
+// Events is the resolver for the events field.
+func (r *queryResolver) Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error) {
+	var f apperr.Fields
+	p := page.Parse(first, after, "first", "after", &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	rows, info, err := r.Svc.Outbox.List(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.EventConnection{Edges: make([]*model.EventEdge, len(rows)),
+		PageInfo: &model.PageInfo{HasNextPage: info.HasMore, EndCursor: info.NextCursor, StartCursor: info.StartCursor}}
+	for i, e := range rows {
+		conn.Edges[i] = &model.EventEdge{Cursor: events.Cursor(e).Encode(), Node: e}
+	}
+	return conn, nil
+}
+
+// Events is the resolver for the events field.
+func (r *subscriptionResolver) Events(ctx context.Context, types []model.EventType, after *string) (<-chan *ent.Event, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range types {
+		names = append(names, strings.ToLower(strings.Replace(string(t), "_", ".", 1)))
+	}
+	ref := ""
+	if after != nil {
+		ref = *after
+	}
+	return r.Svc.Broker.Subscribe(ctx, p.Tenant(), names, ref)
+}
+
 // Accounts is the resolver for the accounts field.
 func (r *walletResolver) Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error) {
 	rows, err := r.Svc.Accounts.ForWalletReference(ctx, obj.WalletReference)
@@ -304,17 +433,25 @@ func (r *walletResolver) Accounts(ctx context.Context, obj *model.Wallet) ([]*mo
 	return out, nil
 }
 
+// Event returns EventResolver implementation.
+func (r *Resolver) Event() EventResolver { return &eventResolver{r} }
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // Wallet returns WalletResolver implementation.
 func (r *Resolver) Wallet() WalletResolver { return &walletResolver{r} }
 
 type (
-	mutationResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
-	walletResolver   struct{ *Resolver }
+	eventResolver        struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
+	walletResolver       struct{ *Resolver }
 )

@@ -177,7 +177,8 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	})
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
-		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Sandbox: cfg.Sandbox()}, limiter)
+		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Sandbox: cfg.Sandbox(),
+		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	swapOwner := jobs.Owner()

@@ -38,6 +38,24 @@ func TestGraphQLMoneyMutations(t *testing.T) {
 		if n := len(list["transactions"].(map[string]any)["edges"].([]any)); n != 1 {
 			t.Errorf("%d swaps listed", n)
 		}
+		// A withdrawal through GraphQL is the same transaction REST shows.
+		wd := e.GQL(m.TestSecret, `mutation { withdraw(input: {amount: "1000", currency: "NGN", reference: "pay-1", narration: "rent",
+			beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) {
+			reference merchantReference type status amount amountCharged fee feeBearer beneficiary paymentSlug } }`, nil).GQLData()["withdraw"].(map[string]any)
+		rw := e.REST("GET", "/transactions/PAY-1", m.TestSecret, nil).Expect(200).Data()
+		if wd["type"] != "WITHDRAWAL" || wd["status"] != "PENDING" || wd["reference"] != rw["reference"] ||
+			wd["amountCharged"] != rw["amount_charged"].(interface{ String() string }).String() || wd["beneficiary"] != rw["beneficiary"] {
+			t.Errorf("withdraw: %v vs %v", wd, rw)
+		}
+		if r := e.GQL(m.TestSecret, `mutation { withdraw(input: {amount: "1000", currency: "NGN", reference: "pay-1",
+			beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) { reference } }`, nil); r.Code() != "DUPLICATE_REFERENCE" {
+			t.Errorf("duplicate withdrawal: %s", r.Body)
+		}
+		if r := e.GQL(m.TestSecret, `mutation { withdraw(input: {amount: "1000000", currency: "NGN",
+			beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) { reference } }`, nil); r.Code() != "INSUFFICIENT_BALANCE" {
+			t.Errorf("insufficient: %s", r.Body)
+		}
+
 		// Crypto-pay is live only.
 		if r := e.GQL(m.TestSecret, `mutation { enrolCryptoPay(input: {businessName: "Acme", logoUrl: "https://a.example/l.png", website: "https://a.example", successUrl: "https://a.example/ok", failureUrl: "https://a.example/ko"}) { status } }`, nil); r.Code() != "LIVE_MODE_ONLY" {
 			t.Errorf("test-mode enrolment: %s", r.Body)

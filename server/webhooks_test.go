@@ -23,6 +23,7 @@ import (
 	"merchantpay/internal/events/eventtest"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/mail/smtptest"
+	"merchantpay/internal/nodetest"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 	"merchantpay/internal/webhook"
@@ -644,5 +645,36 @@ func TestTwoInstances(t *testing.T) {
 				t.Fatalf("delivery %s has %d attempts", d.ID, len(d.Attempts))
 			}
 		}
+	}
+}
+
+// The reference implementation (npm standardwebhooks) verifies a delivery.
+func TestWebhookVerifiedByStandardWebhooksJS(t *testing.T) {
+	nodetest.Dir(t)
+	e := servertest.New(t, testdb.SQLiteURL(t), fast...)
+	m := e.Merchant("Acme Pay")
+	rcv := newReceiver(t, always(200))
+	_, secret := endpoint(t, e, m.TestSecret, rcv.srv.URL)
+	ev, _ := emit(t, e, testTenant(m), "deposit.success")
+	h := rcv.waitHits(t, 1)[0]
+	in, err := json.Marshal(map[string]any{
+		"secret": secret,
+		"headers": map[string]string{
+			"webhook-id":        h.header.Get("webhook-id"),
+			"webhook-timestamp": h.header.Get("webhook-timestamp"),
+			"webhook-signature": h.header.Get("webhook-signature"),
+		},
+		"body": string(h.body),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := nodetest.Run(t, 30*time.Second, in, "verify.mjs")
+	var payload struct {
+		ID   string          `json:"id"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(out, &payload); err != nil || payload.ID != ev.EventID {
+		t.Fatalf("verified payload %s (%v)", out, err)
 	}
 }

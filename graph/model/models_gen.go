@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"merchantpay/ent"
 	"strconv"
 	"time"
 
@@ -37,6 +38,21 @@ type BankBranch struct {
 	SwiftCode  string `json:"swiftCode"`
 	Bic        string `json:"bic"`
 	BankID     int    `json:"bankId"`
+}
+
+type BeneficiaryInput struct {
+	Email string  `json:"email"`
+	Phone *string `json:"phone,omitempty"`
+	// GH for Ghanaian banks (optional).
+	Country *string `json:"country,omitempty"`
+	// A bank code from banks(country).
+	Bank string `json:"bank"`
+	// Ghana only: a branch code of that bank.
+	Branch        *string `json:"branch,omitempty"`
+	AccountName   string  `json:"accountName"`
+	AccountNumber string  `json:"accountNumber"`
+	// Ghana only: individual or corporate.
+	AccountType *string `json:"accountType,omitempty"`
 }
 
 type CompleteCryptoPayInput struct {
@@ -92,6 +108,19 @@ type CreateWalletInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+type CreateWebhookEndpointInput struct {
+	URL string `json:"url"`
+	// Dotted event names (deposit.success, ...); absent or empty means all.
+	Events         []string `json:"events,omitempty"`
+	IdempotencyKey *string  `json:"idempotencyKey,omitempty"`
+}
+
+type CreatedWebhookEndpoint struct {
+	Endpoint *WebhookEndpoint `json:"endpoint"`
+	// whsec_...: shown only here and when rolled.
+	Secret string `json:"secret"`
+}
+
 type CryptoPayEnrolment struct {
 	BusinessName string          `json:"businessName"`
 	LogoURL      string          `json:"logoUrl"`
@@ -123,6 +152,11 @@ type CryptoPayLinks struct {
 	ToMerchant         *string `json:"toMerchant,omitempty"`
 }
 
+type DeletedWebhookEndpoint struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
 type DepositRequirementInput struct {
 	ProductName        string  `json:"productName"`
 	ProductDescription *string `json:"productDescription,omitempty"`
@@ -152,6 +186,16 @@ type EnrolCryptoPayInput struct {
 	SuccessURL     string  `json:"successUrl"`
 	FailureURL     string  `json:"failureUrl"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+type EventConnection struct {
+	Edges    []*EventEdge `json:"edges"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+type EventEdge struct {
+	Cursor string     `json:"cursor"`
+	Node   *ent.Event `json:"node"`
 }
 
 // A virtual bank account issued on a wallet (or the merchant's global account).
@@ -277,6 +321,11 @@ type ResolvedBankAccount struct {
 	AccountName   string `json:"accountName"`
 }
 
+type RolledWebhookSecret struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
 type SimulateBankTransferInput struct {
 	// The 10-digit number of one of your fiat accounts.
 	AccountNumber string          `json:"accountNumber"`
@@ -305,6 +354,9 @@ type StartDepositInput struct {
 type StartedDeposit struct {
 	Links       *CryptoPayLinks `json:"links"`
 	Transaction *Transaction    `json:"transaction"`
+}
+
+type Subscription struct {
 }
 
 type SwapInput struct {
@@ -388,6 +440,55 @@ type WalletConnection struct {
 type WalletEdge struct {
 	Cursor string  `json:"cursor"`
 	Node   *Wallet `json:"node"`
+}
+
+type WebhookAttempt struct {
+	Number     int       `json:"number"`
+	StartedAt  time.Time `json:"startedAt"`
+	LatencyMs  int       `json:"latencyMs"`
+	StatusCode *int      `json:"statusCode,omitempty"`
+	Error      *string   `json:"error,omitempty"`
+	// The start of the receiver's answer.
+	ResponseBody string `json:"responseBody"`
+	Success      bool   `json:"success"`
+}
+
+type WebhookDelivery struct {
+	ID         string `json:"id"`
+	EventID    string `json:"eventId"`
+	EndpointID string `json:"endpointId"`
+	URL        string `json:"url"`
+	// pending, succeeded or failed.
+	Status         string            `json:"status"`
+	AttemptCount   int               `json:"attemptCount"`
+	NextAttemptAt  *time.Time        `json:"nextAttemptAt,omitempty"`
+	LastStatusCode *int              `json:"lastStatusCode,omitempty"`
+	LastError      *string           `json:"lastError,omitempty"`
+	CreatedAt      time.Time         `json:"createdAt"`
+	CompletedAt    *time.Time        `json:"completedAt,omitempty"`
+	Attempts       []*WebhookAttempt `json:"attempts"`
+}
+
+type WebhookEndpoint struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+	// Dotted event names; empty means every event.
+	Events    []string  `json:"events"`
+	Enabled   bool      `json:"enabled"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type WithdrawInput struct {
+	Beneficiary *BeneficiaryInput `json:"beneficiary"`
+	// Direct withdrawals: amount and currency (NGN or GHS).
+	Amount   *decimal.Decimal `json:"amount,omitempty"`
+	Currency *string          `json:"currency,omitempty"`
+	// Cross withdrawals: a withdrawal quote.
+	RateReference  *string    `json:"rateReference,omitempty"`
+	Narration      *string    `json:"narration,omitempty"`
+	Reference      *string    `json:"reference,omitempty"`
+	FeeBearer      *FeeBearer `json:"feeBearer,omitempty"`
+	IdempotencyKey *string    `json:"idempotencyKey,omitempty"`
 }
 
 type AccountType string
@@ -607,6 +708,77 @@ func (e *EnrolmentStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e EnrolmentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type EventType string
+
+const (
+	EventTypeDepositPending    EventType = "DEPOSIT_PENDING"
+	EventTypeDepositSuccess    EventType = "DEPOSIT_SUCCESS"
+	EventTypeDepositFailed     EventType = "DEPOSIT_FAILED"
+	EventTypeDepositRefunded   EventType = "DEPOSIT_REFUNDED"
+	EventTypeSwapPending       EventType = "SWAP_PENDING"
+	EventTypeSwapSuccess       EventType = "SWAP_SUCCESS"
+	EventTypeSwapFailed        EventType = "SWAP_FAILED"
+	EventTypeWithdrawalPending EventType = "WITHDRAWAL_PENDING"
+	EventTypeWithdrawalSuccess EventType = "WITHDRAWAL_SUCCESS"
+	EventTypeWithdrawalFailed  EventType = "WITHDRAWAL_FAILED"
+)
+
+var AllEventType = []EventType{
+	EventTypeDepositPending,
+	EventTypeDepositSuccess,
+	EventTypeDepositFailed,
+	EventTypeDepositRefunded,
+	EventTypeSwapPending,
+	EventTypeSwapSuccess,
+	EventTypeSwapFailed,
+	EventTypeWithdrawalPending,
+	EventTypeWithdrawalSuccess,
+	EventTypeWithdrawalFailed,
+}
+
+func (e EventType) IsValid() bool {
+	switch e {
+	case EventTypeDepositPending, EventTypeDepositSuccess, EventTypeDepositFailed, EventTypeDepositRefunded, EventTypeSwapPending, EventTypeSwapSuccess, EventTypeSwapFailed, EventTypeWithdrawalPending, EventTypeWithdrawalSuccess, EventTypeWithdrawalFailed:
+		return true
+	}
+	return false
+}
+
+func (e EventType) String() string {
+	return string(e)
+}
+
+func (e *EventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EventType", str)
+	}
+	return nil
+}
+
+func (e EventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EventType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

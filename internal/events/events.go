@@ -7,12 +7,16 @@ package events
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
+	"merchantpay/ent/event"
+	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/page"
 	"merchantpay/internal/store"
 	"merchantpay/internal/txview"
 )
@@ -84,4 +88,27 @@ func (o *Outbox) wake() {
 	for _, fn := range ls {
 		fn()
 	}
+}
+
+// List returns a page of the ctx tenant's events, newest first.
+func (o *Outbox) List(ctx context.Context, p page.Params) ([]*ent.Event, page.Info, error) {
+	q := o.db.Client(ctx).Event.Query()
+	if p.After != nil {
+		id, err := strconv.ParseInt(p.After.ID, 10, 64)
+		if err != nil {
+			return nil, page.Info{}, apperr.New(apperr.Validation, "after is not a cursor this service issued")
+		}
+		q = q.Where(event.IDLT(id))
+	}
+	rows, err := q.Order(ent.Desc(event.FieldID)).Limit(p.Limit + 1).All(ctx)
+	if err != nil {
+		return nil, page.Info{}, store.Classify(err)
+	}
+	rows, info := page.Cut(rows, p.Limit, Cursor)
+	return rows, info, nil
+}
+
+// Cursor is an event's position in a list.
+func Cursor(e *ent.Event) page.Cursor {
+	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}
 }

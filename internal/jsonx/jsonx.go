@@ -37,3 +37,16 @@ func TimePtr(t *time.Time) *string {
 	s := Time(*t)
 	return &s
 }
+
+// UnmarshalJSON reads a JSON number exactly.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	var d decimal.Decimal
+	if err := d.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*n = Num(d)
+	return nil
+}
+
+// ParseTime reads a timestamp written by Time.
+func ParseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
