@@ -145,4 +145,3 @@ func TestRateLimit(t *testing.T) {
 		e.REST("GET", "/wallets", other.TestSecret, nil).Expect(200)
 	}, servertest.With("RATE_LIMIT", "1"), servertest.With("RATE_LIMIT_BURST", "2"))
 }
-

@@ -2,12 +2,11 @@ package cryptopay
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"merchantpay/ent"
+	"merchantpay/ent/predicate"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/events"
@@ -218,84 +217,22 @@ func (s *Service) credit(ctx context.Context, t *ent.Transaction) error {
 
 // ---- Expiry worker ----
 
-// WorkerOptions tune the expiry worker. Zero values take the defaults.
-type WorkerOptions struct {
-	// Owner names this instance in leases; default jobs.Owner().
-	Owner string
-	// Poll is how often due checkouts are looked for; default 1s.
-	Poll time.Duration
-	// Lease is how long a claimed checkout is reserved; default 1m.
-	Lease time.Duration
-	// Batch is the most checkouts claimed at once; default 100.
-	Batch int
-	Log   *slog.Logger
+// expiry is the worker that fails checkouts at their expireTime.
+func (s *Service) expiry() jobs.Worker {
+	return jobs.Worker{Name: "crypto-pay expiry", DB: s.db, Now: s.clock.Now,
+		Due:    []predicate.Transaction{transaction.Type(Type), transaction.PaymentSlug(PaymentSlug), transaction.Status(StatusPending)},
+		Handle: s.Expire}
 }
-
-func (o WorkerOptions) withDefaults() WorkerOptions {
-	if o.Owner == "" {
-		o.Owner = jobs.Owner()
-	}
-	if o.Poll <= 0 {
-		o.Poll = time.Second
-	}
-	if o.Lease <= 0 {
-		o.Lease = time.Minute
-	}
-	if o.Batch <= 0 {
-		o.Batch = 100
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	return o
-}
-
-// jobTimeout bounds one expiry, which runs on after a shutdown began so
-// that SIGTERM drains the work in hand.
-const jobTimeout = 30 * time.Second
 
 // RunExpiry fails checkouts at their expireTime every opt.Poll until ctx
-// ends. Any number of instances may run it on one database: each checkout
-// is leased to one of them, and the update is conditional on the lease and
-// on the pending status.
-func (s *Service) RunExpiry(ctx context.Context, opt WorkerOptions) {
-	opt = opt.withDefaults()
-	jobs.Loop(ctx, opt.Poll, nil, func(ctx context.Context) {
-		for ctx.Err() == nil {
-			claimed, err := s.ExpireDue(ctx, opt.Owner, opt.Lease, opt.Batch)
-			if err != nil && ctx.Err() == nil {
-				opt.Log.Error("crypto-pay expiry failed", "err", err)
-			}
-			if claimed < opt.Batch {
-				return
-			}
-		}
-	})
-}
+// ends, on any number of instances (see jobs.Worker).
+func (s *Service) RunExpiry(ctx context.Context, opt jobs.WorkerOptions) { s.expiry().Run(ctx, opt) }
 
 // ExpireDue claims up to limit pending crypto-pay checkouts whose expireTime
 // has passed (by the injected clock) for owner and fails each in its own
-// database transaction. It returns how many it claimed, and the failures
-// joined; one that failed stays pending and is retried once its lease ends.
+// database transaction.
 func (s *Service) ExpireDue(ctx context.Context, owner string, lease time.Duration, limit int) (int, error) {
-	due, err := jobs.Claim(ctx, s.db, owner, s.clock.Now(), lease, limit,
-		transaction.Type(Type), transaction.PaymentSlug(PaymentSlug), transaction.Status(StatusPending))
-	if err != nil {
-		return 0, fmt.Errorf("cryptopay: claim: %w", err)
-	}
-	var errs []error
-	for _, t := range due {
-		if ctx.Err() != nil {
-			break // the rest go back to the pool when their lease ends
-		}
-		jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
-		_, err := s.Expire(jctx, t, owner)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cryptopay: expire %s: %w", t.Reference, err))
-		}
-	}
-	return len(due), errors.Join(errs...)
+	return s.expiry().RunDue(ctx, owner, lease, limit)
 }
 
 // Expire fails the pending checkout t leased by owner once its expireTime

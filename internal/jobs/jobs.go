@@ -9,6 +9,9 @@ package jobs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -98,4 +101,101 @@ func (w Waker) Wake() {
 	case w <- struct{}{}:
 	default:
 	}
+}
+
+// WorkerOptions tune a worker over due transactions. Zero values take the
+// defaults.
+type WorkerOptions struct {
+	// Owner names this instance in leases; default Owner().
+	Owner string
+	// Poll is how often due rows are looked for; default 1s.
+	Poll time.Duration
+	// Lease is how long a claimed row is reserved (by the injected clock)
+	// before another instance may take it over; default 1m.
+	Lease time.Duration
+	// Batch is the most rows claimed at once; default 100.
+	Batch int
+	// Log receives failures; default slog.Default().
+	Log *slog.Logger
+}
+
+// WithDefaults fills in the zero values.
+func (o WorkerOptions) WithDefaults() WorkerOptions {
+	if o.Owner == "" {
+		o.Owner = Owner()
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = time.Minute
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// JobTimeout bounds the work on one row, which runs on after a shutdown
+// began so that SIGTERM drains the work in hand instead of abandoning it to
+// the lease.
+const JobTimeout = 30 * time.Second
+
+// Handler finishes one claimed row in its own database transaction; false
+// means the row was no longer due or no longer owner's, and nothing changed.
+type Handler func(ctx context.Context, t *ent.Transaction, owner string) (bool, error)
+
+// Worker is one kind of background work on transactions.
+type Worker struct {
+	Name   string
+	DB     *store.DB
+	Now    func() time.Time
+	Due    []predicate.Transaction
+	Handle Handler
+}
+
+// Run handles due rows every opt.Poll until ctx ends. Any number of
+// instances may run it on one database: each row is leased to one of them,
+// and the handler's update is conditional on the lease (Mine) and on the
+// expected state. It keeps no state between passes, so a restart loses
+// nothing.
+func (w Worker) Run(ctx context.Context, opt WorkerOptions) {
+	opt = opt.WithDefaults()
+	Loop(ctx, opt.Poll, nil, func(ctx context.Context) {
+		for ctx.Err() == nil {
+			claimed, err := w.RunDue(ctx, opt.Owner, opt.Lease, opt.Batch)
+			if err != nil && ctx.Err() == nil {
+				opt.Log.Error(w.Name+" failed", "err", err)
+			}
+			if claimed < opt.Batch {
+				return
+			}
+		}
+	})
+}
+
+// RunDue claims up to limit due rows for owner and handles each in its own
+// database transaction. It returns how many it claimed, and the failures
+// joined; a row that failed stays due and is retried once its lease ends.
+func (w Worker) RunDue(ctx context.Context, owner string, lease time.Duration, limit int) (int, error) {
+	due, err := Claim(ctx, w.DB, owner, w.Now(), lease, limit, w.Due...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: claim: %w", w.Name, err)
+	}
+	var errs []error
+	for _, t := range due {
+		if ctx.Err() != nil {
+			break // the rest go back to the pool when their lease ends
+		}
+		jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), JobTimeout)
+		_, err := w.Handle(jctx, t, owner)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", w.Name, t.Reference, err))
+		}
+	}
+	return len(due), errors.Join(errs...)
 }

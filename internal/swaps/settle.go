@@ -2,12 +2,11 @@ package swaps
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"merchantpay/ent"
+	"merchantpay/ent/predicate"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/events"
 	"merchantpay/internal/jobs"
@@ -16,87 +15,24 @@ import (
 	"merchantpay/internal/tenant"
 )
 
-// WorkerOptions tune the settlement worker. Zero values take the defaults.
-type WorkerOptions struct {
-	// Owner names this instance in leases; default jobs.Owner().
-	Owner string
-	// Poll is how often due swaps are looked for; default 1s.
-	Poll time.Duration
-	// Lease is how long a claimed swap is reserved (by the injected clock)
-	// before another instance may take it over; default 1m.
-	Lease time.Duration
-	// Batch is the most swaps claimed at once; default 100.
-	Batch int
-	// Log receives failures; default slog.Default().
-	Log *slog.Logger
+// settlement is the worker that settles due swaps.
+func (s *Service) settlement() jobs.Worker {
+	return jobs.Worker{Name: "swap settlement", DB: s.db, Now: s.clock.Now,
+		Due:    []predicate.Transaction{transaction.Type(Type), transaction.PaymentSlug(PaymentSlug), transaction.Status(StatusPending)},
+		Handle: s.Settle}
 }
 
-func (o WorkerOptions) withDefaults() WorkerOptions {
-	if o.Owner == "" {
-		o.Owner = jobs.Owner()
-	}
-	if o.Poll <= 0 {
-		o.Poll = time.Second
-	}
-	if o.Lease <= 0 {
-		o.Lease = time.Minute
-	}
-	if o.Batch <= 0 {
-		o.Batch = 100
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	return o
-}
-
-// jobTimeout bounds one settlement, which runs on after a shutdown began so
-// that SIGTERM drains the work in hand instead of abandoning it to the lease.
-const jobTimeout = 30 * time.Second
-
-// RunSettlement settles due swaps every opt.Poll until ctx ends. Any number
-// of instances may run it on one database: each swap is leased to one of
-// them, and the settling update is conditional on the lease and on the
-// pending status, so none is settled twice. It keeps no state between
-// passes, so a restart loses nothing.
-func (s *Service) RunSettlement(ctx context.Context, opt WorkerOptions) {
-	opt = opt.withDefaults()
-	jobs.Loop(ctx, opt.Poll, nil, func(ctx context.Context) {
-		for ctx.Err() == nil {
-			claimed, err := s.SettleDue(ctx, opt.Owner, opt.Lease, opt.Batch)
-			if err != nil && ctx.Err() == nil {
-				opt.Log.Error("swap settlement failed", "err", err)
-			}
-			if claimed < opt.Batch {
-				return
-			}
-		}
-	})
+// RunSettlement settles due swaps every opt.Poll until ctx ends, on any
+// number of instances (see jobs.Worker).
+func (s *Service) RunSettlement(ctx context.Context, opt jobs.WorkerOptions) {
+	s.settlement().Run(ctx, opt)
 }
 
 // SettleDue claims up to limit pending swaps whose settlement time has come
 // (by the injected clock) for owner, and settles each in its own database
-// transaction. It returns how many it claimed, and the failures joined; a
-// swap that failed stays pending and is retried once its lease expires.
+// transaction.
 func (s *Service) SettleDue(ctx context.Context, owner string, lease time.Duration, limit int) (int, error) {
-	due, err := jobs.Claim(ctx, s.db, owner, s.clock.Now(), lease, limit,
-		transaction.Type(Type), transaction.PaymentSlug(PaymentSlug), transaction.Status(StatusPending))
-	if err != nil {
-		return 0, fmt.Errorf("swaps: claim: %w", err)
-	}
-	var errs []error
-	for _, t := range due {
-		if ctx.Err() != nil {
-			break // the rest go back to the pool when their lease expires
-		}
-		jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
-		_, err := s.Settle(jctx, t, owner)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("swaps: settle %s: %w", t.Reference, err))
-		}
-	}
-	return len(due), errors.Join(errs...)
+	return s.settlement().RunDue(ctx, owner, lease, limit)
 }
 
 // Settle completes the pending swap t leased by owner, in one database
