@@ -111,8 +111,13 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	built := false
+	defer func() {
+		if !built {
+			db.Close()
+		}
+	}()
 	if err := db.Migrate(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}
@@ -121,21 +126,17 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.Idem = idem.New(db, a.Clock)
 	a.Ledger = ledger.New(db, a.Clock)
 	if err := a.Ledger.Setup(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Transactions = transactions.New(db)
 	a.Outbox = events.New(db, a.Clock)
 	if err := a.setupEvents(); err != nil {
-		db.Close()
 		return nil, err
 	}
 	if a.Banks, err = banks.Load(); err != nil {
-		db.Close()
 		return nil, err
 	}
 	if a.Rails, err = newRails(cfg, a.Banks, a.Clock); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
@@ -143,17 +144,14 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	// No deposit fee by default (CONTRACT 5); deposits.Config is where an
 	// operator setting would go.
 	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{}); err != nil {
-		db.Close()
 		return nil, err
 	}
 	if a.Rates, err = newRates(ctx, a); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay})
 	payoutFees, err := withdrawals.LoadFees(cfg.PayoutFees)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees)
@@ -161,7 +159,6 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	// operator setting would go.
 	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
 		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL}); err != nil {
-		db.Close()
 		return nil, err
 	}
 
@@ -190,6 +187,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.workers = append(a.workers, Worker{Name: "crypto-pay-expiry", Run: func(ctx context.Context) {
 		a.CryptoPay.RunExpiry(ctx, jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
+	built = true
 	return a, nil
 }
 
