@@ -120,11 +120,16 @@ func TestEventsSubscriptionAndWebhooksGraphQL(t *testing.T) {
 			defer mu.Unlock()
 			return hits[firstEvent["id"].(string)] == 1
 		})
-		dl := e.GQL(m.TestSecret, `query { events(first: 1) { edges { node { deliveries { status endpointId attempts { statusCode success } } } } } }`, nil).GQLData()
-		node := dl["events"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any)
-		ds := node["deliveries"].([]any)
-		if len(ds) != 1 || ds[0].(map[string]any)["status"] != "succeeded" {
-			t.Errorf("deliveries: %v", ds)
+		// The receiver answered; the attempt is recorded just after.
+		var ds []any
+		servertest.Eventually(t, 10*time.Second, "the delivery recorded as succeeded", func() bool {
+			dl := e.GQL(m.TestSecret, `query { events(first: 1) { edges { node { deliveries { status endpointId attempts { statusCode success } } } } } }`, nil).GQLData()
+			node := dl["events"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any)
+			ds = node["deliveries"].([]any)
+			return len(ds) == 1 && ds[0].(map[string]any)["status"] == "succeeded"
+		})
+		if att := ds[0].(map[string]any)["attempts"].([]any); len(att) != 1 || att[0].(map[string]any)["success"] != true {
+			t.Errorf("attempts: %v", att)
 		}
 		red := e.GQL(m.TestSecret, `mutation($id: ID!) { redeliverEvent(id: $id) { status } }`, map[string]any{"id": firstEvent["id"]}).GQLData()
 		if len(red["redeliverEvent"].([]any)) != 1 {
