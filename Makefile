@@ -21,5 +21,12 @@ generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
 
+# Speed (docs/PERFORMANCE.md); never part of `make test`. First the Go
+# benchmarks of the hot code, then the load harness: it starts the service on
+# fresh databases of the local PostgreSQL (TEST_DATABASE_URL, else
+# postgres://postgres@127.0.0.1:5432/postgres) and prints every figure and
+# target. LOADTEST_FLAGS passes options, e.g. LOADTEST_FLAGS='-c 16 -d 30s'.
+LOADTEST_FLAGS ?=
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/loadtest $(LOADTEST_FLAGS)

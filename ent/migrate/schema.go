@@ -129,9 +129,9 @@ var (
 				Columns: []*schema.Column{EventsColumns[1], EventsColumns[2]},
 			},
 			{
-				Name:    "event_fanned_out",
+				Name:    "event_fanned_out_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[8]},
+				Columns: []*schema.Column{EventsColumns[8], EventsColumns[0]},
 			},
 			{
 				Name:    "event_merchant_id_mode_id",

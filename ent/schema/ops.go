@@ -51,7 +51,9 @@ func (Event) Fields() []ent.Field {
 
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("fanned_out"),
+		// The dispatcher reads the events not yet fanned out in id order:
+		// this index holds them apart from the fanned-out majority.
+		index.Fields("fanned_out", "id"),
 		// Subscriptions replay a tenant's events in id order.
 		index.Fields("merchant_id", "mode", "id"),
 	}

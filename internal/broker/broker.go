@@ -53,6 +53,8 @@ const (
 	// initWindow is how far below the newest id the hub, starting, looks for
 	// ids still in flight.
 	initWindow = 1000
+	// wakeGap is the least time between two looks of the hub.
+	wakeGap = 10 * time.Millisecond
 )
 
 // Config tunes the broker; zero values take the defaults.
@@ -426,6 +428,7 @@ func (b *Broker) Run(ctx context.Context) {
 	}
 	close(b.ready)
 	for {
+		last := time.Now()
 		if err := b.poll(sys); err != nil && ctx.Err() == nil {
 			b.cfg.Log.Warn("event broker poll failed", "err", err)
 		}
@@ -436,6 +439,16 @@ func (b *Broker) Run(ctx context.Context) {
 		case <-b.cfg.Wake:
 		case <-b.nudge:
 		case <-tick.C:
+		}
+		// Every commit of an event wakes the hub; under load one look per
+		// wakeGap serves them all (a subscriber waits at most that longer).
+		if wait := wakeGap - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+				b.stop()
+				return
+			case <-time.After(wait):
+			}
 		}
 	}
 }

@@ -8,9 +8,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"hash/fnv"
 	"sync"
 	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
 
 	"merchantpay/ent"
 	"merchantpay/ent/idempotencyrecord"
@@ -75,6 +78,13 @@ type Handler func(ctx context.Context) (resp Response, commit bool)
 // stored answer (replayed true), refuses a different request under the same
 // key (IDEMPOTENCY_KEY_REUSED) or one still running (IDEMPOTENCY_KEY_IN_USE),
 // and otherwise stores h's answer in the same transaction as its effect.
+//
+// On PostgreSQL the key's advisory lock and the look-up of its record are
+// one statement inside the transaction (no look-up before it): a new key
+// costs one round trip here, a replay a few more. Should another instance
+// commit the same key between that statement's snapshot and its lock, the
+// record's unique index refuses this run's record, this run rolls back and
+// the stored answer is replayed.
 func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, replayed bool, err error) {
 	if req.Key == "" {
 		resp, err = s.run(ctx, h)
@@ -91,11 +101,14 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 	}
 	defer s.release(slot)
 
-	sys := tenant.System(ctx)
-	if rec, err := s.lookup(sys, s.db.Client(sys), req); err != nil {
-		return Response{}, false, err
-	} else if rec != nil {
-		return replay(rec, req)
+	if !s.db.IsPostgres() {
+		// SQLite has one writer: a replay is read without taking it.
+		sys := tenant.System(ctx)
+		if rec, err := s.lookup(sys, s.db.Client(sys), req); err != nil {
+			return Response{}, false, err
+		} else if rec != nil {
+			return replay(rec, req)
+		}
 	}
 
 	tx, err := s.db.Begin(ctx)
@@ -107,24 +120,14 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
-		var got bool
-		rows, err := tx.QueryContext(txCtx, "SELECT pg_try_advisory_xact_lock($1)", lockID(slot))
-		if err != nil {
-			return Response{}, false, store.Classify(err)
-		}
-		if rows.Next() {
-			err = rows.Scan(&got)
-		}
-		rows.Close()
+		got, rec, err := s.lockAndLookup(txCtx, tx, req, slot)
 		if err != nil {
 			return Response{}, false, err
 		}
 		if !got {
 			return Response{}, false, inUse()
 		}
-		if rec, err := s.lookup(tenant.System(txCtx), tx.Client(), req); err != nil {
-			return Response{}, false, err
-		} else if rec != nil {
+		if rec != nil {
 			return replay(rec, req)
 		}
 	}
@@ -140,13 +143,17 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		err := s.db.Tx(ctx, func(ctx context.Context) error {
 			return s.save(ctx, req, resp)
 		})
-		if store.IsUniqueViolation(err) {
+		if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 			return s.replayStored(ctx, req)
 		}
 		return resp, false, err
 	}
 	if resp.Status < 500 {
 		if err := s.save(txCtx, req, resp); err != nil {
+			if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
+				_ = tx.Rollback()
+				return s.replayStored(ctx, req)
+			}
 			return Response{}, false, err
 		}
 	}
@@ -157,6 +164,35 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		return Response{}, false, store.Classify(err)
 	}
 	return resp, false, nil
+}
+
+// lockAndLookup takes the key's transaction-scoped advisory lock and, if it
+// got it, reads the key's live record, in one round trip.
+func (s *Store) lockAndLookup(ctx context.Context, tx *ent.Tx, req Request, slot string) (bool, *ent.IdempotencyRecord, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT l.got, r.request_hash, r.status_code, r.body, r.content_type
+		FROM (SELECT pg_try_advisory_xact_lock($1) AS got) l
+		LEFT JOIN idempotency_records r ON l.got AND r.merchant_id = $2 AND r.mode = $3 AND r.key = $4 AND r.expires_at > $5`,
+		lockID(slot), req.Tenant.MerchantID, req.Tenant.Mode, req.Key, s.clock.Now())
+	if err != nil {
+		return false, nil, store.Classify(err)
+	}
+	defer rows.Close()
+	var got bool
+	var hash, contentType *string
+	var status *int
+	var body []byte
+	if rows.Next() {
+		if err := rows.Scan(&got, &hash, &status, &body, &contentType); err != nil {
+			return false, nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, nil, store.Classify(err)
+	}
+	if hash == nil {
+		return got, nil, nil
+	}
+	return got, &ent.IdempotencyRecord{RequestHash: *hash, StatusCode: *status, Body: body, ContentType: *contentType}, nil
 }
 
 func (s *Store) run(ctx context.Context, h Handler) (Response, error) {
@@ -218,23 +254,37 @@ func (s *Store) replayStored(ctx context.Context, req Request) (Response, bool, 
 	return replay(rec, req)
 }
 
+// errTaken: the key has a live record (stored by a concurrent request).
+var errTaken = errors.New("idem: key already has a live record")
+
+// save stores the answer in one statement: an insert that takes the place
+// of an expired record of the same key, and fails with errTaken when a live
+// one holds it.
 func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 	ctx = tenant.System(ctx)
-	c := s.db.Client(ctx)
 	now := s.clock.Now()
-	// An expired record of the same key gives way to the new one.
-	if _, err := c.IdempotencyRecord.Delete().Where(
-		idempotencyrecord.MerchantID(req.Tenant.MerchantID),
-		idempotencyrecord.Mode(req.Tenant.Mode),
-		idempotencyrecord.Key(req.Key),
-		idempotencyrecord.ExpiresAtLTE(now),
-	).Exec(ctx); err != nil {
-		return err
+	query, args := entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
+		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
+			idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
+			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
+		Values(req.Tenant.MerchantID, req.Tenant.Mode, req.Key, req.Hash, resp.Status, resp.Body,
+			resp.ContentType, now, now.Add(TTL)).
+		OnConflict(
+			entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
+			entsql.ResolveWithNewValues(),
+			// The builder qualifies the column with the table: the existing row.
+			entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
+		).Query()
+	res, err := s.db.Client(ctx).ExecContext(ctx, query, args...)
+	if err != nil {
+		return store.Classify(err)
 	}
-	return c.IdempotencyRecord.Create().
-		SetMerchantID(req.Tenant.MerchantID).SetMode(req.Tenant.Mode).SetKey(req.Key).
-		SetRequestHash(req.Hash).SetStatusCode(resp.Status).SetBody(resp.Body).
-		SetContentType(resp.ContentType).SetCreatedAt(now).SetExpiresAt(now.Add(TTL)).Exec(ctx)
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return errTaken
+	}
+	return nil
 }
 
 // Purge deletes expired records.

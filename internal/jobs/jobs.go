@@ -54,6 +54,15 @@ func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease
 			return err
 		}
 		until := now.Add(lease)
+		if db.IsPostgres() {
+			// The candidates are locked: one update leases them all.
+			if _, err := c.Transaction.Update().Where(transaction.IDIn(ids...)).
+				SetLeaseOwner(owner).SetLeaseUntil(until).Save(ctx); err != nil {
+				return err
+			}
+			claimed, err = c.Transaction.Query().Where(transaction.IDIn(ids...)).All(ctx)
+			return err
+		}
 		for _, id := range ids {
 			n, err := c.Transaction.Update().Where(append([]predicate.Transaction{transaction.ID(id)}, due...)...).
 				SetLeaseOwner(owner).SetLeaseUntil(until).Save(ctx)

@@ -165,7 +165,14 @@ func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 		}
 		cands, err := q.IDs(ctx)
-		if err != nil {
+		if err != nil || len(cands) == 0 {
+			return err
+		}
+		if m.db.IsPostgres() {
+			// The candidates are locked: one update leases them all.
+			_, err := c.EmailNotification.Update().Where(emailnotification.IDIn(cands...)).
+				SetLeaseOwner(m.owner).SetLeaseUntil(until).Save(ctx)
+			ids = cands
 			return err
 		}
 		for _, id := range cands {

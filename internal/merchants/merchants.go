@@ -11,10 +11,12 @@ import (
 	"net/mail"
 	"strings"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/merchant"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/store"
@@ -155,25 +157,36 @@ func (s *Service) RollKeys(ctx context.Context, merchantID, mode string) (Rolled
 	return out, err
 }
 
-// Authenticate finds the merchant and mode of a key.
+// Authenticate finds the merchant and mode of a key, in one query: every
+// request runs it before anything else.
 func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
 	if !plausibleKey(key) {
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
 	ctx = tenant.System(ctx)
-	c := s.db.Client(ctx)
-	k, err := c.APIKey.Query().Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).Only(ctx)
-	if ent.IsNotFound(err) {
+	k, m := entsql.Table(apikey.Table).As("k"), entsql.Table(merchant.Table).As("m")
+	query, args := entsql.Dialect(s.db.Dialect).
+		Select(m.C(merchant.FieldID), m.C(merchant.FieldName), m.C(merchant.FieldEmail),
+			k.C(apikey.FieldMode), k.C(apikey.FieldKind), k.C(apikey.FieldPrefix)).
+		From(k).Join(m).On(k.C(apikey.FieldMerchantID), m.C(merchant.FieldID)).
+		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), Hash(key)), entsql.IsNull(k.C(apikey.FieldRevokedAt)))).
+		Limit(1).Query()
+	rows, err := s.db.Client(ctx).QueryContext(ctx, query, args...)
+	if err != nil {
+		return Principal{}, store.Classify(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return Principal{}, store.Classify(err)
+		}
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
-	if err != nil {
+	var p Principal
+	if err := rows.Scan(&p.MerchantID, &p.MerchantName, &p.Email, &p.Mode, &p.Kind, &p.KeyPrefix); err != nil {
 		return Principal{}, store.Classify(err)
 	}
-	m, err := c.Merchant.Get(ctx, k.MerchantID)
-	if err != nil {
-		return Principal{}, store.Classify(err)
-	}
-	return Principal{MerchantID: m.ID, MerchantName: m.Name, Email: m.Email, Mode: k.Mode, Kind: k.Kind, KeyPrefix: k.Prefix}, nil
+	return p, nil
 }
 
 func plausibleKey(key string) bool {

@@ -49,10 +49,11 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
-	db, err := sql.Open("postgres", rawURL)
+	connector, err := pq.NewConnector(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
+	db := sql.OpenDB(cachingConnector{connector})
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(5 * time.Minute)

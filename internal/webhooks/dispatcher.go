@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -32,11 +33,13 @@ const (
 	DefaultPollInterval = time.Second
 	DefaultLease        = time.Minute
 	DefaultTimeout      = 10 * time.Second
-	DefaultConcurrency  = 16
+	DefaultConcurrency  = 64
 	// ResponseKeep is how much of an answer each attempt records.
 	ResponseKeep = 1024
 
 	fanOutBatch = 100
+	// wakeGap is the least time between two fan-outs.
+	wakeGap = 10 * time.Millisecond
 	// drainLimit is how much more of an answer is read (and dropped) so the
 	// connection can be reused.
 	drainLimit = 64 << 10
@@ -105,21 +108,23 @@ func NewDispatcher(db *store.DB, c clock.Clock, cfg DispatcherConfig) *Dispatche
 	}
 	return &Dispatcher{
 		db: db, clock: c, cfg: cfg, owner: "dsp_" + uuid.NewString(),
-		safe:  newClient(cfg.AllowPrivate, cfg.Timeout),
-		plain: newClient(true, cfg.Timeout),
+		safe:  newClient(cfg.AllowPrivate, cfg.Timeout, cfg.Concurrency),
+		plain: newClient(true, cfg.Timeout, cfg.Concurrency),
 		nudge: make(chan struct{}, 1),
 	}
 }
 
 // newClient sends deliveries: no proxy (the SSRF check must see the real
-// address), no redirects followed (a 3xx is a failed attempt).
-func newClient(allowPrivate bool, timeout time.Duration) *http.Client {
+// address), no redirects followed (a 3xx is a failed attempt). As many idle
+// connections per host are kept as attempts may run at once: fewer, and a
+// busy endpoint's connections are closed and dialled again all the time.
+func newClient(allowPrivate bool, timeout time.Duration, concurrency int) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           webhook.SafeDialContext(allowPrivate),
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   4,
+		MaxIdleConns:          max(100, 2*concurrency),
+		MaxIdleConnsPerHost:   concurrency,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
@@ -144,6 +149,12 @@ func (d *Dispatcher) Wake() {
 
 // Run fans out and delivers until ctx ends, then waits for the attempts in
 // flight (each bounded by Timeout) so none is cut off half recorded.
+//
+// Fan-out runs when woken (new events here or elsewhere) and at every
+// poll, not after each finished attempt; finished attempts are counted in
+// bulk and free slots refilled by one claim once a quarter of them is free
+// (or none is busy), so that the loop's own transactions stay few beside
+// the deliveries they feed.
 func (d *Dispatcher) Run(ctx context.Context) {
 	sys := tenant.System(ctx)
 	// Attempts outlive ctx so shutdown lets them finish and be recorded.
@@ -152,22 +163,42 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	inflight := 0
 	tick := time.NewTicker(d.cfg.PollInterval)
 	defer tick.Stop()
+	records := make(chan recordReq, d.cfg.Concurrency)
+	recorded := make(chan struct{})
+	var rec sync.WaitGroup
+	for range recorders {
+		rec.Add(1)
+		go func() { defer rec.Done(); d.recorder(work, records) }()
+	}
+	go func() { rec.Wait(); close(recorded) }()
+	defer func() { close(records); <-recorded }()
+	refill := max(1, d.cfg.Concurrency/4)
+	fanOutDue := true
+	var lastFanOut time.Time
+	var gap <-chan time.Time // fires when a due fan-out may run
 	for {
 		if ctx.Err() == nil {
-			if err := d.fanOut(sys); err != nil && ctx.Err() == nil {
-				d.cfg.Log.Warn("webhook fan-out failed", "err", err)
+			// Every commit of an event wakes the dispatcher; under load one
+			// fan-out per wakeGap serves them all.
+			if wait := wakeGap - time.Since(lastFanOut); fanOutDue && wait > 0 && gap == nil {
+				gap = time.After(wait)
+			} else if fanOutDue && wait <= 0 {
+				fanOutDue, gap, lastFanOut = false, nil, time.Now()
+				if err := d.fanOut(sys); err != nil && ctx.Err() == nil {
+					d.cfg.Log.Warn("webhook fan-out failed", "err", err)
+				}
 			}
-			if free := d.cfg.Concurrency - inflight; free > 0 {
+			if free := d.cfg.Concurrency - inflight; free >= refill || inflight == 0 {
 				claimed, err := d.claim(sys, free)
 				if err != nil && ctx.Err() == nil {
 					d.cfg.Log.Warn("claiming webhook deliveries failed", "err", err)
 				}
-				for _, dl := range claimed {
+				for _, a := range claimed {
 					inflight++
-					go func(dl *ent.WebhookDelivery) {
+					go func(a claimedDelivery) {
 						defer func() { done <- struct{}{} }()
-						d.attempt(work, dl)
-					}(dl)
+						d.attempt(work, a, records)
+					}(a)
 				}
 			}
 		}
@@ -179,9 +210,23 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			return
 		case <-done:
 			inflight--
+		drain:
+			for {
+				select {
+				case <-done:
+					inflight--
+				default:
+					break drain
+				}
+			}
 		case <-d.cfg.Wake:
+			fanOutDue = true
 		case <-d.nudge:
+			fanOutDue = true
 		case <-tick.C:
+			fanOutDue = true
+		case <-gap:
+			gap = nil
 		}
 	}
 }
@@ -203,18 +248,37 @@ func (d *Dispatcher) fanOut(ctx context.Context) error {
 				return err
 			}
 			n = len(evs)
-			endpoints := map[tenant.Tenant][]*ent.WebhookEndpoint{}
-			now := d.clock.Now()
-			for _, ev := range evs {
-				// Conditional, so an event is fanned out once even where
-				// rows cannot be locked (SQLite shared by two processes).
-				k, err := c.Event.Update().Where(event.ID(ev.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
-				if err != nil {
+			if n == 0 {
+				return nil
+			}
+			if d.db.IsPostgres() {
+				// The rows are locked: one update marks the batch.
+				ids := make([]int64, len(evs))
+				for i, ev := range evs {
+					ids[i] = ev.ID
+				}
+				if _, err := c.Event.Update().Where(event.IDIn(ids...)).SetFannedOut(true).Save(ctx); err != nil {
 					return err
 				}
-				if k == 0 {
-					continue
+			} else {
+				// Conditional, so an event is fanned out once even where
+				// rows cannot be locked (SQLite shared by two processes).
+				kept := evs[:0]
+				for _, ev := range evs {
+					k, err := c.Event.Update().Where(event.ID(ev.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
+					if err != nil {
+						return err
+					}
+					if k == 1 {
+						kept = append(kept, ev)
+					}
 				}
+				evs = kept
+			}
+			endpoints := map[tenant.Tenant][]*ent.WebhookEndpoint{}
+			now := d.clock.Now()
+			var creates []*ent.WebhookDeliveryCreate
+			for _, ev := range evs {
 				t := tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}
 				eps, ok := endpoints[t]
 				if !ok {
@@ -226,18 +290,9 @@ func (d *Dispatcher) fanOut(ctx context.Context) error {
 					}
 					endpoints[t] = eps
 				}
-				var creates []*ent.WebhookDeliveryCreate
 				for _, ep := range eps {
 					if Matches(ep, ev.Type) {
 						creates = append(creates, newDelivery(c, ev, ep, now))
-					}
-				}
-				if len(creates) > 0 {
-					err := c.WebhookDelivery.CreateBulk(creates...).
-						OnConflictColumns(webhookdelivery.FieldEventID, webhookdelivery.FieldEndpointID).
-						DoNothing().Exec(ctx)
-					if err != nil {
-						return err
 					}
 				}
 				if d.cfg.FanOut != nil {
@@ -245,6 +300,17 @@ func (d *Dispatcher) fanOut(ctx context.Context) error {
 						return err
 					}
 				}
+			}
+			// One insert for the batch's deliveries, in bounded chunks.
+			for len(creates) > 0 {
+				k := min(len(creates), fanOutBatch)
+				err := c.WebhookDelivery.CreateBulk(creates[:k]...).
+					OnConflictColumns(webhookdelivery.FieldEventID, webhookdelivery.FieldEndpointID).
+					DoNothing().Exec(ctx)
+				if err != nil {
+					return err
+				}
+				creates = creates[k:]
 			}
 			return nil
 		})
@@ -263,10 +329,19 @@ func due(now time.Time) []predicate.WebhookDelivery {
 	}
 }
 
+// claimedDelivery is a leased delivery with what its attempt needs, read
+// for the whole claim at once. ep is nil when the endpoint is gone; ev nil
+// when the event could not be read.
+type claimedDelivery struct {
+	dl *ent.WebhookDelivery
+	ep *ent.WebhookEndpoint
+	ev *ent.Event
+}
+
 // claim leases up to n due deliveries to this instance. PostgreSQL skips
 // rows another instance is claiming (FOR UPDATE SKIP LOCKED); on SQLite
 // each lease is a conditional update checked by rows affected.
-func (d *Dispatcher) claim(ctx context.Context, n int) ([]*ent.WebhookDelivery, error) {
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error) {
 	now := d.clock.Now()
 	until := now.Add(d.cfg.Lease)
 	var ids []string
@@ -302,8 +377,39 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]*ent.WebhookDelivery, 
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	return d.db.Client(ctx).WebhookDelivery.Query().
+	c := d.db.Client(ctx)
+	dls, err := c.WebhookDelivery.Query().
 		Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The endpoints and events of the whole claim, one query each.
+	epIDs, evIDs := make([]string, 0, len(dls)), make([]string, 0, len(dls))
+	for _, dl := range dls {
+		epIDs = append(epIDs, dl.EndpointID)
+		evIDs = append(evIDs, dl.EventID)
+	}
+	eps, err := c.WebhookEndpoint.Query().Where(webhookendpoint.IDIn(dedupe(epIDs)...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := c.Event.Query().Where(event.EventIDIn(dedupe(evIDs)...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	epByID := make(map[string]*ent.WebhookEndpoint, len(eps))
+	for _, ep := range eps {
+		epByID[ep.ID] = ep
+	}
+	evByID := make(map[string]*ent.Event, len(evs))
+	for _, ev := range evs {
+		evByID[ev.EventID] = ev
+	}
+	out := make([]claimedDelivery, len(dls))
+	for i, dl := range dls {
+		out[i] = claimedDelivery{dl: dl, ep: epByID[dl.EndpointID], ev: evByID[dl.EventID]}
+	}
+	return out, nil
 }
 
 // Body is the webhook body of ev: {"id","event","created_at","data"}, data
@@ -333,27 +439,23 @@ type outcome struct {
 }
 
 // attempt makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) attempt(ctx context.Context, dl *ent.WebhookDelivery) {
-	c := d.db.Client(ctx)
-	ep, err := c.WebhookEndpoint.Get(ctx, dl.EndpointID)
+func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq) {
+	dl, ep, ev := a.dl, a.ep, a.ev
 	switch {
-	case ent.IsNotFound(err) || (err == nil && ep.DeletedAt != nil):
+	case ep == nil || ep.DeletedAt != nil:
 		d.abandon(ctx, dl, "the endpoint was deleted")
 		return
-	case err != nil:
-		d.cfg.Log.Warn("webhook delivery: reading endpoint failed", "delivery", dl.ID, "err", err)
-		return // the lease runs out and the attempt is made again
 	case !ep.Enabled:
 		d.abandon(ctx, dl, "the endpoint is disabled")
 		return
-	}
-	ev, err := c.Event.Query().Where(event.EventID(dl.EventID)).Only(ctx)
-	if err != nil {
-		d.cfg.Log.Warn("webhook delivery: reading event failed", "delivery", dl.ID, "err", err)
-		return
+	case ev == nil:
+		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
+		return // the lease runs out and the attempt is made again
 	}
 	out := d.send(ctx, ep, ev)
-	if err := d.record(ctx, dl, ep, out); err != nil {
+	r := recordReq{dl: dl, ep: ep, out: out, done: make(chan error, 1)}
+	records <- r
+	if err := <-r.done; err != nil {
 		d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
 	}
 }
@@ -433,78 +535,151 @@ func clean(s string) string {
 // failed once the schedule is spent. If a redelivery came in meanwhile (the
 // generation moved), only the attempt is kept and the new run stands.
 func (d *Dispatcher) record(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
-	return d.db.Tx(ctx, func(ctx context.Context) error {
-		c := d.db.Client(ctx)
-		now := d.clock.Now()
-		number := dl.Attempts + 1
-		success := out.status >= 200 && out.status < 300
-		att := c.WebhookAttempt.Create().SetMerchantID(dl.MerchantID).SetMode(dl.Mode).
-			SetDeliveryID(dl.ID).SetNumber(number).SetStartedAt(out.started).
-			SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(success)
-		if out.status != 0 {
-			att.SetStatusCode(out.status)
-		}
-		if out.err != "" {
-			att.SetError(out.err)
-		}
-		if err := att.Exec(ctx); err != nil {
-			return err
-		}
+	return d.db.Tx(ctx, func(ctx context.Context) error { return d.recordIn(ctx, dl, ep, out) })
+}
 
-		upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID),
-			webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
-			SetAttempts(number).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
-		if out.status != 0 {
-			upd.SetLastStatusCode(out.status)
+// recordIn is record's work, in the transaction carried by ctx.
+func (d *Dispatcher) recordIn(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
+	if err := attemptRow(d.db.Client(ctx), dl, out).Exec(ctx); err != nil {
+		return err
+	}
+	return d.advance(ctx, dl, ep, out)
+}
+
+// attemptRow is the row that keeps one attempt.
+func attemptRow(c *ent.Client, dl *ent.WebhookDelivery, out outcome) *ent.WebhookAttemptCreate {
+	att := c.WebhookAttempt.Create().SetMerchantID(dl.MerchantID).SetMode(dl.Mode).
+		SetDeliveryID(dl.ID).SetNumber(dl.Attempts + 1).SetStartedAt(out.started).
+		SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(out.status >= 200 && out.status < 300)
+	if out.status != 0 {
+		att.SetStatusCode(out.status)
+	}
+	if out.err != "" {
+		att.SetError(out.err)
+	}
+	return att
+}
+
+// advance moves the delivery on after an attempt (see record).
+func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
+	c := d.db.Client(ctx)
+	now := d.clock.Now()
+	number := dl.Attempts + 1
+	success := out.status >= 200 && out.status < 300
+
+	upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID),
+		webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
+		SetAttempts(number).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+	if out.status != 0 {
+		upd.SetLastStatusCode(out.status)
+	} else {
+		upd.ClearLastStatusCode()
+	}
+	if out.err != "" {
+		upd.SetLastError(out.err)
+	} else {
+		upd.ClearLastError()
+	}
+	gone := out.status == http.StatusGone
+	switch {
+	case success:
+		upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
+	case gone:
+		upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+	default:
+		run := dl.RunAttempts + 1
+		upd.SetRunAttempts(run)
+		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
+			upd.SetNextAttemptAt(now.Add(delay))
 		} else {
-			upd.ClearLastStatusCode()
-		}
-		if out.err != "" {
-			upd.SetLastError(out.err)
-		} else {
-			upd.ClearLastError()
-		}
-		gone := out.status == http.StatusGone
-		switch {
-		case success:
-			upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
-		case gone:
 			upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
-		default:
-			run := dl.RunAttempts + 1
-			upd.SetRunAttempts(run)
-			if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
-				upd.SetNextAttemptAt(now.Add(delay))
-			} else {
-				upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
-			}
 		}
-		k, err := upd.Save(ctx)
-		if err != nil {
+	}
+	k, err := upd.Save(ctx)
+	if err != nil {
+		return err
+	}
+	if k == 0 {
+		// Redelivered meanwhile: count the attempt, leave the new run.
+		if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID)).
+			AddAttempts(1).Save(ctx); err != nil {
 			return err
 		}
-		if k == 0 {
-			// Redelivered meanwhile: count the attempt, leave the new run.
-			if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID)).
-				AddAttempts(1).Save(ctx); err != nil {
-				return err
-			}
-			if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner)).
-				ClearLeaseOwner().ClearLeaseUntil().Save(ctx); err != nil {
-				return err
+		if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner)).
+			ClearLeaseOwner().ClearLeaseUntil().Save(ctx); err != nil {
+			return err
+		}
+	}
+	if gone {
+		reason := fmt.Sprintf("disabled at %s: the receiver answered 410 Gone", jsonx.Time(now))
+		if _, err := c.WebhookEndpoint.Update().
+			Where(webhookendpoint.ID(ep.ID), webhookendpoint.Enabled(true)).
+			SetEnabled(false).SetDisabledReason(reason).SetUpdatedAt(now).Save(ctx); err != nil {
+			return err
+		}
+		d.cfg.Log.Info("webhook endpoint disabled after 410 Gone", "endpoint", ep.ID, "merchant", ep.MerchantID)
+	}
+	return nil
+}
+
+// recordBatch bounds the outcomes recorded in one transaction; recorders
+// record batches side by side.
+const (
+	recordBatch = 64
+	recorders   = 4
+)
+
+// recordReq is an attempt's outcome waiting to be recorded.
+type recordReq struct {
+	dl   *ent.WebhookDelivery
+	ep   *ent.WebhookEndpoint
+	out  outcome
+	done chan error
+}
+
+// recorder records the outcomes of finished attempts, as many as are
+// waiting (up to recordBatch) in one transaction: one commit for many
+// deliveries instead of one each. Should that transaction fail, each
+// outcome is recorded on its own, so one bad row costs the others nothing.
+func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
+	for first := range in {
+		batch := []recordReq{first}
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
 			}
 		}
-		if gone {
-			reason := fmt.Sprintf("disabled at %s: the receiver answered 410 Gone", jsonx.Time(now))
-			if _, err := c.WebhookEndpoint.Update().
-				Where(webhookendpoint.ID(ep.ID), webhookendpoint.Enabled(true)).
-				SetEnabled(false).SetDisabledReason(reason).SetUpdatedAt(now).Save(ctx); err != nil {
+		err := d.db.Tx(ctx, func(ctx context.Context) error {
+			c := d.db.Client(ctx)
+			rows := make([]*ent.WebhookAttemptCreate, len(batch))
+			for i, r := range batch {
+				rows[i] = attemptRow(c, r.dl, r.out)
+			}
+			if err := c.WebhookAttempt.CreateBulk(rows...).Exec(ctx); err != nil {
 				return err
 			}
-			d.cfg.Log.Info("webhook endpoint disabled after 410 Gone", "endpoint", ep.ID, "merchant", ep.MerchantID)
+			for _, r := range batch {
+				if err := d.advance(ctx, r.dl, r.ep, r.out); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, r := range batch {
+			if err != nil && len(batch) > 1 {
+				r.done <- d.record(ctx, r.dl, r.ep, r.out)
+				continue
+			}
+			r.done <- err
 		}
-		return nil
-	})
+	}
 }
 
 // abandon ends a delivery whose endpoint is gone, without an attempt.

@@ -1,0 +1,78 @@
+package idem_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/idem"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+)
+
+var acme = tenant.Tenant{MerchantID: "m-acme", Mode: tenant.Test}
+
+func answer(status int, body string, commit bool, calls *int) idem.Handler {
+	return func(ctx context.Context) (idem.Response, bool) {
+		*calls++
+		return idem.Response{Status: status, Body: []byte(body), ContentType: "application/json"}, commit
+	}
+}
+
+// TestDoKeyLifecycle: a keyed answer is stored once and replayed; another
+// request under the key is refused; a stored error is replayed too; after
+// the TTL the key is free again.
+func TestDoKeyLifecycle(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		s := idem.New(db, clk)
+		ctx := context.Background()
+		req := idem.Request{Tenant: acme, Key: "k1", Hash: idem.HashRequest("POST", "/x", []byte(`{"a":1}`))}
+		calls := 0
+
+		resp, replayed, err := s.Do(ctx, req, answer(200, `{"n":1}`, true, &calls))
+		if err != nil || replayed || string(resp.Body) != `{"n":1}` || calls != 1 {
+			t.Fatalf("first: %q %v %v calls %d", resp.Body, replayed, err, calls)
+		}
+		resp, replayed, err = s.Do(ctx, req, answer(200, `{"n":2}`, true, &calls))
+		if err != nil || !replayed || string(resp.Body) != `{"n":1}` || calls != 1 {
+			t.Fatalf("replay: %q %v %v calls %d", resp.Body, replayed, err, calls)
+		}
+		other := req
+		other.Hash = idem.HashRequest("POST", "/x", []byte(`{"a":2}`))
+		if _, _, err := s.Do(ctx, other, answer(200, `{}`, true, &calls)); apperr.As(err).Kind != apperr.IdempotencyKeyReused {
+			t.Fatalf("reuse: %v", err)
+		}
+
+		// An error answer (no effect) is stored and replayed as well.
+		bad := idem.Request{Tenant: acme, Key: "k2", Hash: req.Hash}
+		resp, _, err = s.Do(ctx, bad, answer(422, `{"e":1}`, false, &calls))
+		if err != nil || resp.Status != 422 {
+			t.Fatalf("error answer: %d %v", resp.Status, err)
+		}
+		resp, replayed, err = s.Do(ctx, bad, answer(200, `{}`, true, &calls))
+		if err != nil || !replayed || resp.Status != 422 || string(resp.Body) != `{"e":1}` {
+			t.Fatalf("error replay: %d %q %v %v", resp.Status, resp.Body, replayed, err)
+		}
+
+		// Past the TTL the expired record gives way to the new answer.
+		clk.Advance(idem.TTL + time.Second)
+		resp, replayed, err = s.Do(ctx, other, answer(201, `{"n":3}`, true, &calls))
+		if err != nil || replayed || string(resp.Body) != `{"n":3}` {
+			t.Fatalf("after expiry: %q %v %v", resp.Body, replayed, err)
+		}
+		resp, replayed, err = s.Do(ctx, other, answer(200, `{}`, true, &calls))
+		if err != nil || !replayed || resp.Status != 201 || string(resp.Body) != `{"n":3}` {
+			t.Fatalf("replay after expiry: %d %q %v %v", resp.Status, resp.Body, replayed, err)
+		}
+		// Keys are per merchant and mode.
+		live := req
+		live.Tenant.Mode = tenant.Live
+		if _, replayed, err := s.Do(ctx, live, answer(200, `{}`, true, &calls)); err != nil || replayed {
+			t.Fatalf("other mode: %v %v", replayed, err)
+		}
+	})
+}

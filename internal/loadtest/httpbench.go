@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"merchantpay/rest"
+)
+
+// phase is the outcome of one closed-loop attack.
+type phase struct {
+	Name       string
+	Requests   uint64
+	OK         uint64
+	Errors     uint64
+	Throughput float64 // successful requests per second
+	P50        time.Duration
+	P95        time.Duration
+	P99        time.Duration
+	Max        time.Duration
+	FirstError string
+	CPU        string
+}
+
+func (p phase) String() string {
+	s := fmt.Sprintf("%-34s %8.0f/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  requests %d  errors %d",
+		p.Name, p.Throughput, ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max), p.Requests, p.Errors)
+	if p.CPU != "" {
+		s += "\n    " + p.CPU
+	}
+	if p.FirstError != "" {
+		s += "\n    first error: " + p.FirstError
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// attack runs clients closed-loop workers against tr for d: each sends its
+// next request when its last one is answered (vegeta at rate 0 with a
+// fixed pool of workers). check judges each answer beyond its status; keep
+// sees every successful one.
+func attack(s *service, name string, clients int, d time.Duration, tr vegeta.Targeter, check func(*vegeta.Result) error, keep func(*vegeta.Result)) phase {
+	a := vegeta.NewAttacker(
+		vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
+		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.HTTP2(false),
+		vegeta.Timeout(30*time.Second),
+	)
+	var m vegeta.Metrics
+	out := phase{Name: name}
+	pid := 0
+	if s != nil {
+		pid = s.cmd.Process.Pid
+	}
+	before := sampleCPU(pid)
+	for res := range a.Attack(tr, vegeta.Rate{Freq: 0}, d, name) {
+		var err error
+		if res.Error != "" {
+			err = fmt.Errorf("%s: %s", res.Error, truncate(res.Body))
+		} else if check != nil {
+			err = check(res)
+		}
+		if err != nil {
+			out.Errors++
+			if out.FirstError == "" {
+				out.FirstError = err.Error()
+			}
+		} else {
+			out.OK++
+			if keep != nil {
+				keep(res)
+			}
+		}
+		res.Body = nil
+		m.Add(res)
+	}
+	m.Close()
+	out.CPU = cpuSplit(before, sampleCPU(pid))
+	out.Requests = m.Requests
+	if span := m.Duration + m.Wait; span > 0 {
+		out.Throughput = float64(out.OK) / span.Seconds()
+	}
+	out.P50, out.P95, out.P99, out.Max = m.Latencies.P50, m.Latencies.P95, m.Latencies.P99, m.Latencies.Max
+	return out
+}
+
+func truncate(b []byte) string {
+	if len(b) > 300 {
+		b = b[:300]
+	}
+	return string(b)
+}
+
+// runID keeps references and idempotency keys distinct across runs.
+var runID = fmt.Sprintf("%x", time.Now().UnixNano()%0xffffffff)
+
+func headers(key string, idem bool, seq uint64, prefix string) http.Header {
+	h := http.Header{"X-Api-Key": {key}, "Content-Type": {"application/json"}}
+	if idem {
+		h.Set("Idempotency-Key", fmt.Sprintf("%s-%s-%d", prefix, runID, seq))
+	}
+	return h
+}
+
+// withdrawTargeter sends direct NGN withdrawals with distinct references.
+func withdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
+	url := base + rest.Prefix + "/transactions/withdraw"
+	return func(t *vegeta.Target) error {
+		n := seq.Add(1)
+		t.Method, t.URL = http.MethodPost, url
+		t.Body = []byte(fmt.Sprintf(`{"beneficiary":{"email":"ada@example.com","bank":%q,"account_name":"Ada Obi","account_number":"0123456789"},`+
+			`"amount":100,"currency":"NGN","narration":"load test","reference":"rest-%s-%d"}`, bank, runID, n))
+		t.Header = headers(key, idem, n, "wd")
+		return nil
+	}
+}
+
+// spreadTargeter sends the withdrawals of withdrawTargeter for keys in turn.
+func spreadTargeter(base string, keys []string, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
+	per := make([]vegeta.Targeter, len(keys))
+	for i, k := range keys {
+		per[i] = withdrawTargeter(base, k, bank, idem, seq)
+	}
+	var turn atomic.Uint64
+	return func(t *vegeta.Target) error { return per[int(turn.Add(1))%len(per)](t) }
+}
+
+// gqlWithdrawTargeter sends the same withdrawal as the mutation
+// withdraw(input: {...}) { reference }, the input written in the query.
+func gqlWithdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
+	url := base + "/graphql"
+	return func(t *vegeta.Target) error {
+		n := seq.Add(1)
+		q := fmt.Sprintf(`mutation { withdraw(input: {beneficiary: {email: "ada@example.com", bank: %q, accountName: "Ada Obi", accountNumber: "0123456789"}, `+
+			`amount: "100", currency: "NGN", narration: "load test", reference: "gql-%s-%d"}) { reference } }`, bank, runID, n)
+		b, _ := json.Marshal(map[string]string{"query": q})
+		t.Method, t.URL, t.Body = http.MethodPost, url, b
+		t.Header = headers(key, idem, n, "gql")
+		return nil
+	}
+}
+
+func getTargeter(base, key string, refs []string) vegeta.Targeter {
+	var i atomic.Uint64
+	h := http.Header{"X-Api-Key": {key}}
+	urls := make([]string, len(refs))
+	for j, r := range refs {
+		urls[j] = base + rest.Prefix + "/transactions/" + r
+	}
+	return func(t *vegeta.Target) error {
+		t.Method, t.URL, t.Header = http.MethodGet, urls[int(i.Add(1))%len(urls)], h
+		return nil
+	}
+}
+
+func rateTargeter(base, key string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
+	url := base + rest.Prefix + "/rates/create"
+	body := []byte(`{"from_currency":"USDT","to_currency":"NGN","from_amount":10,"transaction_type":"swap"}`)
+	return func(t *vegeta.Target) error {
+		n := seq.Add(1)
+		t.Method, t.URL, t.Body = http.MethodPost, url, body
+		t.Header = headers(key, idem, n, "rate")
+		return nil
+	}
+}
+
+func gqlCheck(r *vegeta.Result) error {
+	if bytes.Contains(r.Body, []byte(`"errors"`)) {
+		return fmt.Errorf("GraphQL errors: %s", truncate(r.Body))
+	}
+	return nil
+}
+
+// withProfile records the service's CPU profile of a phase when asked.
+func withProfile(o options, s *service, name string, fn func()) {
+	if o.profileDir == "" {
+		fn()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	path := filepath.Join(o.profileDir, name+".cpu.pprof")
+	go func() {
+		defer wg.Done()
+		if err := s.cpuProfile(path, o.duration-time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+		}
+	}()
+	fn()
+	wg.Wait()
+	fmt.Printf("    profile: %s\n", path)
+}
+
+func httpSuite(ctx context.Context, o options, p *pg) error {
+	fmt.Printf("\n== http: %d closed-loop clients, %s per phase, Idempotency-Key on POSTs: %v, LOG_LEVEL=%s\n", o.clients, o.duration, o.idemKeys, o.logLevel)
+	tpcb, sel, err := p.pgbench(ctx, o.clients, o.duration)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-34s %8.0f tps  (latency average %.2f ms)  [%s]\n", "pgbench TPC-B-like", tpcb.TPS, tpcb.Latency, tpcb.Command)
+	fmt.Printf("%-34s %8.0f tps  (latency average %.2f ms)  [%s]\n", "pgbench select-only", sel.TPS, sel.Latency, sel.Command)
+
+	s, m, dbURL, err := setup(ctx, o, p, "http", !o.noWorkers)
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	bank, err := s.bankCode(m.Secret)
+	if err != nil {
+		return err
+	}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	var seq atomic.Uint64
+	// Warm-up: connections, caches, the first pages of the tables.
+	attack(s, "warm-up", o.clients, 2*time.Second, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil, nil)
+
+	var mu sync.Mutex
+	var refs []string
+	var wd, get, rate, gql phase
+	withProfile(o, s, "withdraw", func() {
+		wd = attack(s, "POST /transactions/withdraw", o.clients, o.duration, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil,
+			func(r *vegeta.Result) {
+				var env struct {
+					Data struct {
+						Reference string `json:"reference"`
+					} `json:"data"`
+				}
+				if json.Unmarshal(r.Body, &env) == nil && env.Data.Reference != "" {
+					mu.Lock()
+					refs = append(refs, env.Data.Reference)
+					mu.Unlock()
+				}
+			})
+	})
+	fmt.Println(wd)
+	if len(refs) == 0 {
+		return fmt.Errorf("no withdrawal succeeded")
+	}
+	// Autovacuum analyses a table once a tenth of it changed, checking every
+	// minute; a database up for longer than this run has statistics. A
+	// never-analysed table gets guessed plans (a look-up by reference
+	// walking the merchant's index), so the harness analyses here.
+	if err := analyze(ctx, dbURL); err != nil {
+		return err
+	}
+	withProfile(o, s, "get", func() {
+		get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
+	})
+	fmt.Println(get)
+	withProfile(o, s, "rates", func() {
+		rate = attack(s, "POST /rates/create", o.clients, o.duration, rateTargeter(s.URL, m.Secret, o.idemKeys, &seq), nil, nil)
+	})
+	fmt.Println(rate)
+	withProfile(o, s, "graphql-withdraw", func() {
+		gql = attack(s, "GraphQL mutation withdraw", o.clients, o.duration, gqlWithdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), gqlCheck, nil)
+	})
+	fmt.Println(gql)
+
+	// The same withdrawals spread over as many merchants as clients: no
+	// balance row is shared, so the gap to the first figure is what the hot
+	// row costs.
+	keys := []string{m.Secret}
+	for i := 1; i < o.clients; i++ {
+		mi, err := createMerchant(dbURL, fmt.Sprintf("Bench Co %d", i))
+		if err != nil {
+			return err
+		}
+		if _, err := s.call("POST", "/sandbox/balances/fund", mi.Secret, map[string]any{"currency": "NGN", "amount": 10_000_000_000}, nil); err != nil {
+			return err
+		}
+		keys = append(keys, mi.Secret)
+	}
+	var spread phase
+	withProfile(o, s, "withdraw-spread", func() {
+		spread = attack(s, fmt.Sprintf("withdraw, %d merchants (no hot row)", len(keys)), o.clients, o.duration, spreadTargeter(s.URL, keys, bank, o.idemKeys, &seq), nil, nil)
+	})
+	fmt.Println(spread)
+
+	fmt.Println("\ntargets:")
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT MET"
+	}
+	r1 := wd.Throughput / tpcb.TPS
+	fmt.Printf("  withdrawals / TPC-B           = %5.2f (target >= 0.50), p99 %.2f ms (<= 25), errors %d (0): %s\n",
+		r1, ms(wd.P99), wd.Errors, verdict(r1 >= 0.5 && wd.P99 <= 25*time.Millisecond && wd.Errors == 0))
+	r2 := get.Throughput / sel.TPS
+	fmt.Printf("  GET transaction / select-only = %5.2f (target >= 0.25): %s\n", r2, verdict(r2 >= 0.25 && get.Errors == 0))
+	r3 := gql.Throughput / wd.Throughput
+	fmt.Printf("  GraphQL / REST withdrawal     = %5.2f (target >= 0.90): %s\n", r3, verdict(r3 >= 0.9 && gql.Errors == 0))
+	if rate.Errors > 0 {
+		fmt.Printf("  POST /rates/create had %d errors\n", rate.Errors)
+	}
+	return nil
+}
+
+func analyze(ctx context.Context, dbURL string) error {
+	db, err := sql.Open("postgres", dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, "ANALYZE")
+	return err
+}

@@ -1,0 +1,146 @@
+// Command loadtest is the load harness of `make bench` (docs/PERFORMANCE.md).
+// It creates fresh PostgreSQL databases on the local server, starts the real
+// service as a child process (this binary again, in the server role) on a
+// loopback port, creates and funds a merchant, and measures:
+//
+//   - http: POST /transactions/withdraw, GET /transactions/{ref}, POST
+//     /rates/create and the GraphQL withdraw mutation at -c closed-loop
+//     clients (vegeta), beside pgbench's TPC-B-like and select-only
+//     workloads on the same server at the same concurrency, with the ratios
+//     against the targets;
+//   - roundtrips: the database round trips of each operation, counted on
+//     the wire by a proxy, and EXPLAIN of every statement they sent;
+//   - fanout: -subscribers GraphQL subscriptions (graphql-transport-ws),
+//     one event, the time until all have it, and the server's memory per
+//     idle subscriber (the clients run in a third process);
+//   - dispatch: webhook deliveries per second to a local receiver.
+//
+// Run: go run ./internal/loadtest [-suites http,roundtrips,fanout,dispatch].
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Roles of this binary; the harness starts itself again in the others.
+const (
+	roleEnv         = "LOADTEST_ROLE"
+	roleServer      = "server"
+	roleSubscribers = "subscribers"
+)
+
+type options struct {
+	suites          map[string]bool
+	adminURL        string
+	clients         int
+	duration        time.Duration
+	subscribers     int
+	events          int
+	endpoints       int
+	logLevel        string
+	idemKeys        bool
+	keep            bool
+	profileDir      string
+	noWorkers       bool
+	countStatements bool
+}
+
+func main() {
+	switch os.Getenv(roleEnv) {
+	case roleServer:
+		os.Exit(runServerRole())
+	case roleSubscribers:
+		os.Exit(runSubscribersRole())
+	}
+	var o options
+	suites := flag.String("suites", "http,roundtrips,fanout,dispatch", "comma-separated: http, roundtrips, fanout, dispatch")
+	flag.StringVar(&o.adminURL, "db", defaultAdminURL(), "PostgreSQL URL of a database on the server to benchmark; fresh databases are created beside it")
+	flag.IntVar(&o.clients, "c", 8, "concurrent clients (HTTP phases and pgbench)")
+	flag.DurationVar(&o.duration, "d", 10*time.Second, "duration of each HTTP phase and pgbench run")
+	flag.IntVar(&o.subscribers, "subscribers", 10000, "WebSocket subscribers of the fan-out benchmark")
+	flag.IntVar(&o.events, "events", 20000, "events of the dispatcher benchmark")
+	flag.IntVar(&o.endpoints, "endpoints", 1, "webhook endpoints of the dispatcher benchmark (each event goes to all)")
+	flag.StringVar(&o.logLevel, "log-level", "info", "the service's LOG_LEVEL (info writes one access-log line per request)")
+	flag.BoolVar(&o.idemKeys, "idempotency-keys", true, "send a distinct Idempotency-Key with every POST, as a careful integration does")
+	flag.BoolVar(&o.keep, "keep", false, "keep the databases afterwards")
+	flag.StringVar(&o.profileDir, "profile", "", "directory for the service's CPU profile of each HTTP phase (pprof)")
+	flag.BoolVar(&o.noWorkers, "no-workers", false, "run the HTTP phases on a service without background workers (diagnosis only)")
+	flag.BoolVar(&o.countStatements, "count-statements", false, "dispatch: send the service's database traffic through the counting proxy and list the statements per delivery (diagnosis only)")
+	flag.Parse()
+	o.suites = map[string]bool{}
+	for _, s := range strings.Split(*suites, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			o.suites[s] = true
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func defaultAdminURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+func run(ctx context.Context, o options) error {
+	raiseNoFile()
+	fmt.Printf("machine: %d cores (GOMAXPROCS %d), %s, %s/%s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	pg, err := newPG(ctx, o.adminURL)
+	if err != nil {
+		return err
+	}
+	pg.keep = o.keep
+	defer pg.close()
+	fmt.Printf("postgres: %s\n", pg.describe(ctx))
+	if o.suites["http"] {
+		if err := httpSuite(ctx, o, pg); err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+	}
+	if o.suites["roundtrips"] {
+		if err := roundTripSuite(ctx, o, pg); err != nil {
+			return fmt.Errorf("roundtrips: %w", err)
+		}
+	}
+	if o.suites["fanout"] {
+		if err := fanoutSuite(ctx, o, pg); err != nil {
+			return fmt.Errorf("fanout: %w", err)
+		}
+	}
+	if o.suites["dispatch"] {
+		if err := dispatchSuite(ctx, o, pg); err != nil {
+			return fmt.Errorf("dispatch: %w", err)
+		}
+	}
+	return nil
+}
+
+// raiseNoFile lifts the open-file limit to its hard maximum: thousands of
+// WebSocket connections need as many descriptors.
+func raiseNoFile() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}
+
+func noFileLimit() uint64 {
+	var l syscall.Rlimit
+	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l)
+	return l.Cur
+}

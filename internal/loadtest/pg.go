@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/lib/pq" // the service's driver
+)
+
+// pg is the PostgreSQL server under test, reached through an admin URL.
+type pg struct {
+	admin   *sql.DB
+	base    *url.URL
+	created []string
+	keep    bool
+}
+
+func newPG(ctx context.Context, adminURL string) (*pg, error) {
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: %w", err)
+	}
+	q := u.Query()
+	if q.Get("sslmode") == "" {
+		q.Set("sslmode", "disable")
+		u.RawQuery = q.Encode()
+	}
+	db, err := sql.Open("postgres", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(2)
+	if err := db.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("PostgreSQL at %s: %w", u.Redacted(), err)
+	}
+	return &pg{admin: db, base: u}, nil
+}
+
+// url is the URL of database name on the same server.
+func (p *pg) url(name string) string {
+	u := *p.base
+	u.Path = "/" + name
+	return u.String()
+}
+
+// create makes a fresh database and returns its URL.
+func (p *pg) create(ctx context.Context, prefix string) (string, error) {
+	name := fmt.Sprintf("loadtest_%s_%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e6)
+	if _, err := p.admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	p.created = append(p.created, name)
+	return p.url(name), nil
+}
+
+func (p *pg) close() {
+	if !p.keep {
+		for _, name := range p.created {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if _, err := p.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+				fmt.Fprintf(os.Stderr, "drop database %s: %v\n", name, err)
+			}
+			cancel()
+		}
+	}
+	p.admin.Close()
+}
+
+func (p *pg) describe(ctx context.Context) string {
+	var version string
+	_ = p.admin.QueryRowContext(ctx, "SHOW server_version").Scan(&version)
+	var parts []string
+	rows, err := p.admin.QueryContext(ctx, `SELECT name, setting, coalesce(unit, '') FROM pg_settings
+		WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','wal_sync_method','commit_delay') ORDER BY name`)
+	if err == nil {
+		defer rows.Close()
+		for rows.Next() {
+			var n, s, unit string
+			if rows.Scan(&n, &s, &unit) == nil {
+				parts = append(parts, n+"="+s+unit)
+			}
+		}
+	}
+	return fmt.Sprintf("%s on %s (%s)", version, p.base.Host, strings.Join(parts, ", "))
+}
+
+// pgbenchResult is one pgbench run.
+type pgbenchResult struct {
+	TPS     float64
+	Latency float64 // average, ms
+	Command string
+}
+
+var (
+	tpsRE     = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	latencyRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+)
+
+// pgbenchPath finds pgbench: on PATH, or in the Debian PostgreSQL layout.
+func pgbenchPath() (string, error) {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	if len(matches) > 0 {
+		return matches[len(matches)-1], nil
+	}
+	return "", fmt.Errorf("pgbench not found: install it with `apt-get install -y postgresql-contrib` (on Debian 12 that pulls in postgresql-15, whose bin directory holds pgbench)")
+}
+
+// pgbench initialises a scratch database and runs TPC-B-like and
+// select-only at the given clients for d.
+func (p *pg) pgbench(ctx context.Context, clients int, d time.Duration) (tpcb, selectOnly pgbenchResult, err error) {
+	bin, err := pgbenchPath()
+	if err != nil {
+		return tpcb, selectOnly, err
+	}
+	dbURL, err := p.create(ctx, "pgbench")
+	if err != nil {
+		return tpcb, selectOnly, err
+	}
+	if out, err := exec.CommandContext(ctx, bin, "-i", "-q", dbURL).CombinedOutput(); err != nil {
+		return tpcb, selectOnly, fmt.Errorf("pgbench -i: %v: %s", err, out)
+	}
+	jobs := min(2, clients)
+	secs := strconv.Itoa(max(1, int(d.Seconds())))
+	runOne := func(extra ...string) (pgbenchResult, error) {
+		args := append([]string{"-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}, extra...)
+		cmd := "pgbench " + strings.Join(args, " ")
+		out, err := exec.CommandContext(ctx, bin, append(args, dbURL)...).CombinedOutput()
+		if err != nil {
+			return pgbenchResult{}, fmt.Errorf("%s: %v: %s", cmd, err, out)
+		}
+		m := tpsRE.FindSubmatch(out)
+		if m == nil {
+			return pgbenchResult{}, fmt.Errorf("%s: no tps in %s", cmd, out)
+		}
+		r := pgbenchResult{Command: cmd}
+		r.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
+		if m := latencyRE.FindSubmatch(out); m != nil {
+			r.Latency, _ = strconv.ParseFloat(string(m[1]), 64)
+		}
+		return r, nil
+	}
+	if tpcb, err = runOne(); err != nil {
+		return tpcb, selectOnly, err
+	}
+	selectOnly, err = runOne("-S")
+	return tpcb, selectOnly, err
+}

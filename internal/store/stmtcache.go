@@ -1,0 +1,137 @@
+package store
+
+import (
+	"container/list"
+	"context"
+	"database/sql/driver"
+	"errors"
+
+	"github.com/lib/pq"
+)
+
+// stmtCacheSize bounds the statements each PostgreSQL connection keeps
+// prepared. The service's hot paths use a few dozen shapes; the rest (IN
+// lists and bulk inserts of other lengths) come and go.
+const stmtCacheSize = 128
+
+// cachingConnector gives every PostgreSQL connection a cache of prepared
+// statements. Without it lib/pq sends each parameterised statement as an
+// unnamed Parse/Describe/Sync, waits, then Bind/Execute/Sync and waits
+// again: two round trips, and a fresh plan every time. With it the first
+// use prepares a named statement and every later one is a single
+// Bind/Execute/Sync round trip on a cached plan.
+//
+// It needs session-level connections (not a transaction-pooling proxy in
+// between): prepared statements belong to the server session.
+type cachingConnector struct {
+	driver.Connector
+}
+
+func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newCachingConn(conn), nil
+}
+
+// The wrapped conn must offer what lib/pq's does; database/sql uses one
+// connection from one goroutine at a time, so the cache needs no lock.
+type pqConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+	driver.NamedValueChecker
+}
+
+type cachingConn struct {
+	pqConn
+	lru   *list.List // of *cachedStmt, most recently used first
+	stmts map[string]*list.Element
+}
+
+type cachedStmt struct {
+	query string
+	stmt  driver.Stmt
+}
+
+func newCachingConn(c driver.Conn) driver.Conn {
+	pc, ok := c.(pqConn)
+	if !ok {
+		return c // not the driver this was written for: no cache
+	}
+	return &cachingConn{pqConn: pc, lru: list.New(), stmts: map[string]*list.Element{}}
+}
+
+// prepared returns query's statement, preparing it on first use.
+func (c *cachingConn) prepared(ctx context.Context, query string) (driver.Stmt, error) {
+	if e, ok := c.stmts[query]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*cachedStmt).stmt, nil
+	}
+	st, err := c.pqConn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = c.lru.PushFront(&cachedStmt{query: query, stmt: st})
+	if c.lru.Len() > stmtCacheSize {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		cs := old.Value.(*cachedStmt)
+		delete(c.stmts, cs.query)
+		if err := cs.stmt.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// forget drops query's statement after an error that says the server no
+// longer has it as prepared (a DEALLOCATE, or a plan invalidated by a
+// change of result type); the next use prepares it again.
+func (c *cachingConn) forget(query string, err error) {
+	var pqErr *pq.Error
+	if !errors.As(err, &pqErr) || (pqErr.Code != "26000" && pqErr.Code != "0A000") {
+		return
+	}
+	if e, ok := c.stmts[query]; ok {
+		c.lru.Remove(e)
+		delete(c.stmts, query)
+	}
+}
+
+func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) == 0 {
+		// The simple protocol is already one round trip.
+		return c.pqConn.QueryContext(ctx, query, args)
+	}
+	st, err := c.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
+	if err != nil {
+		c.forget(query, err)
+	}
+	return rows, err
+}
+
+func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) == 0 {
+		return c.pqConn.ExecContext(ctx, query, args)
+	}
+	st, err := c.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
+	if err != nil {
+		c.forget(query, err)
+	}
+	return res, err
+}
