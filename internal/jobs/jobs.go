@@ -32,6 +32,52 @@ func Owner() string {
 	return host + ":" + strconv.Itoa(os.Getpid()) + ":" + uuid.NewString()[:8]
 }
 
+// Leaser describes one table's due rows to Lease.
+type Leaser struct {
+	// Candidates returns the ids of at most limit due rows, locked with FOR
+	// UPDATE SKIP LOCKED when lock is true.
+	Candidates func(ctx context.Context, c *ent.Client, lock bool) ([]string, error)
+	// LeaseAll leases rows Candidates locked (PostgreSQL).
+	LeaseAll func(ctx context.Context, c *ent.Client, ids []string) error
+	// LeaseOne leases one row only if it is still due, reporting whether it
+	// did (SQLite, which has no row locks).
+	LeaseOne func(ctx context.Context, c *ent.Client, id string) (bool, error)
+}
+
+// Lease claims due rows in one transaction and returns the ids now leased:
+// on PostgreSQL the candidates are picked with SKIP LOCKED and leased with
+// one update; on SQLite (one writer) each lease is a conditional update
+// checked by rows affected. Webhook deliveries, e-mails and jobs on
+// transactions all claim this way.
+func Lease(ctx context.Context, db *store.DB, l Leaser) ([]string, error) {
+	var leased []string
+	err := db.Tx(ctx, func(ctx context.Context) error {
+		c := db.Client(ctx)
+		ids, err := l.Candidates(ctx, c, db.IsPostgres())
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if db.IsPostgres() {
+			leased = ids
+			return l.LeaseAll(ctx, c, ids)
+		}
+		for _, id := range ids {
+			ok, err := l.LeaseOne(ctx, c, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				leased = append(leased, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return leased, nil
+}
+
 // Claim leases up to limit due transactions matching preds for owner until
 // now+lease and returns them. Work on a claimed row must finish with a
 // conditional update that also checks lease_owner (see Mine).
@@ -42,40 +88,30 @@ func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease
 		transaction.NextRunAtLTE(now),
 		transaction.Or(transaction.LeaseUntilIsNil(), transaction.LeaseUntilLT(now)),
 	}, preds...)
-	var claimed []*ent.Transaction
-	err := db.Tx(ctx, func(ctx context.Context) error {
-		c := db.Client(ctx)
-		q := c.Transaction.Query().Where(due...).Order(ent.Asc(transaction.FieldNextRunAt)).Limit(limit)
-		if db.IsPostgres() {
-			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
-		ids, err := q.IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		until := now.Add(lease)
-		if db.IsPostgres() {
-			// The candidates are locked: one update leases them all.
-			if _, err := c.Transaction.Update().Where(transaction.IDIn(ids...)).
-				SetLeaseOwner(owner).SetLeaseUntil(until).Save(ctx); err != nil {
-				return err
+	until := now.Add(lease)
+	ids, err := Lease(ctx, db, Leaser{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+			q := c.Transaction.Query().Where(due...).Order(ent.Asc(transaction.FieldNextRunAt)).Limit(limit)
+			if lock {
+				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
-			claimed, err = c.Transaction.Query().Where(transaction.IDIn(ids...)).All(ctx)
-			return err
-		}
-		for _, id := range ids {
+			return q.IDs(ctx)
+		},
+		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
+			return c.Transaction.Update().Where(transaction.IDIn(ids...)).
+				SetLeaseOwner(owner).SetLeaseUntil(until).Exec(ctx)
+		},
+		LeaseOne: func(ctx context.Context, c *ent.Client, id string) (bool, error) {
 			n, err := c.Transaction.Update().Where(append([]predicate.Transaction{transaction.ID(id)}, due...)...).
 				SetLeaseOwner(owner).SetLeaseUntil(until).Save(ctx)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				continue // taken meanwhile
-			}
-		}
-		claimed, err = c.Transaction.Query().Where(transaction.IDIn(ids...), transaction.LeaseOwner(owner)).All(ctx)
-		return err
+			return n == 1, err
+		},
 	})
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	claimed, err := db.Client(ctx).Transaction.Query().
+		Where(transaction.IDIn(ids...), transaction.LeaseOwner(owner)).All(ctx)
 	return claimed, store.Classify(err)
 }
 

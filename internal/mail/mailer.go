@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/predicate"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/jobs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/webhook"
@@ -156,36 +157,24 @@ func due(now time.Time) []predicate.EmailNotification {
 func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 	now := m.clock.Now()
 	until := now.Add(defaultLease)
-	var ids []string
-	err := m.db.Tx(ctx, func(ctx context.Context) error {
-		c := m.db.Client(ctx)
-		q := c.EmailNotification.Query().Where(due(now)...).
-			Order(ent.Asc(emailnotification.FieldNextAttemptAt), ent.Asc(emailnotification.FieldID)).Limit(batch)
-		if m.db.IsPostgres() {
-			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
-		cands, err := q.IDs(ctx)
-		if err != nil || len(cands) == 0 {
-			return err
-		}
-		if m.db.IsPostgres() {
-			// The candidates are locked: one update leases them all.
-			_, err := c.EmailNotification.Update().Where(emailnotification.IDIn(cands...)).
-				SetLeaseOwner(m.owner).SetLeaseUntil(until).Save(ctx)
-			ids = cands
-			return err
-		}
-		for _, id := range cands {
+	ids, err := jobs.Lease(ctx, m.db, jobs.Leaser{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+			q := c.EmailNotification.Query().Where(due(now)...).
+				Order(ent.Asc(emailnotification.FieldNextAttemptAt), ent.Asc(emailnotification.FieldID)).Limit(batch)
+			if lock {
+				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			return q.IDs(ctx)
+		},
+		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
+			return c.EmailNotification.Update().Where(emailnotification.IDIn(ids...)).
+				SetLeaseOwner(m.owner).SetLeaseUntil(until).Exec(ctx)
+		},
+		LeaseOne: func(ctx context.Context, c *ent.Client, id string) (bool, error) {
 			k, err := c.EmailNotification.Update().Where(append(due(now), emailnotification.ID(id))...).
 				SetLeaseOwner(m.owner).SetLeaseUntil(until).Save(ctx)
-			if err != nil {
-				return err
-			}
-			if k == 1 {
-				ids = append(ids, id)
-			}
-		}
-		return nil
+			return k == 1, err
+		},
 	})
 	if err != nil || len(ids) == 0 {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/ent/webhookendpoint"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/jobs"
 	"merchantpay/internal/jsonx"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -344,35 +345,24 @@ type claimedDelivery struct {
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error) {
 	now := d.clock.Now()
 	until := now.Add(d.cfg.Lease)
-	var ids []string
-	err := d.db.Tx(ctx, func(ctx context.Context) error {
-		c := d.db.Client(ctx)
-		q := c.WebhookDelivery.Query().Where(due(now)...).
-			Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
-		if d.db.IsPostgres() {
-			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
-		cands, err := q.IDs(ctx)
-		if err != nil || len(cands) == 0 {
-			return err
-		}
-		if d.db.IsPostgres() {
-			_, err := c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(cands...)).
-				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
-			ids = cands
-			return err
-		}
-		for _, id := range cands {
+	ids, err := jobs.Lease(ctx, d.db, jobs.Leaser{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+			q := c.WebhookDelivery.Query().Where(due(now)...).
+				Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
+			if lock {
+				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			return q.IDs(ctx)
+		},
+		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
+			return c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...)).
+				SetLeaseOwner(d.owner).SetLeaseUntil(until).Exec(ctx)
+		},
+		LeaseOne: func(ctx context.Context, c *ent.Client, id string) (bool, error) {
 			k, err := c.WebhookDelivery.Update().Where(append(due(now), webhookdelivery.ID(id))...).
 				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
-			if err != nil {
-				return err
-			}
-			if k == 1 {
-				ids = append(ids, id)
-			}
-		}
-		return nil
+			return k == 1, err
+		},
 	})
 	if err != nil || len(ids) == 0 {
 		return nil, err
