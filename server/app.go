@@ -15,6 +15,7 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
+	"merchantpay/internal/gqlws"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
@@ -59,6 +60,9 @@ type App struct {
 	Mailer *mail.Mailer
 	// Broker streams events to GraphQL subscriptions.
 	Broker *broker.Broker
+	// WebSockets serves GraphQL over WebSocket; Shutdown closes its
+	// connections, which the HTTP server's shutdown does not track.
+	WebSockets *gqlws.Server
 
 	// Banks is the bank directory, loaded once at start-up.
 	Banks *banks.Directory

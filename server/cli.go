@@ -128,6 +128,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	srv.RegisterOnShutdown(app.WebSockets.Shutdown)
 	workCtx, stopWork := context.WithCancel(context.Background())
 	waitWorkers := app.RunWorkers(workCtx)
 	errc := make(chan error, 1)

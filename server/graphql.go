@@ -23,6 +23,7 @@ import (
 
 	"merchantpay/graph"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/gqlws"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
@@ -46,12 +47,15 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Svc: svc}})
 	srv := handler.New(schema)
 	h := &gqlHandler{app: a, srv: srv, limiter: limiter}
-	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWS{upgrader: websocket.Upgrader{CheckOrigin: originChecker(a.Config.AllowedOrigins)}},
-		InitFunc:              h.wsInit,
-		InitTimeout:           10 * time.Second,
-		KeepAlivePingInterval: 15 * time.Second,
-	})
+	// Our own WebSocket transport: one goroutine per idle subscriber
+	// (internal/gqlws), where gqlgen's keeps three and the HTTP buffers.
+	a.WebSockets = &gqlws.Server{
+		CheckOrigin: originChecker(a.Config.AllowedOrigins),
+		Init:        h.wsInit,
+		InitTimeout: 10 * time.Second,
+		KeepAlive:   15 * time.Second,
+	}
+	srv.AddTransport(a.WebSockets)
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
@@ -67,9 +71,9 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 
 // wsInit authenticates a WebSocket connection by its connection_init payload
 // unless the upgrade request's headers already did.
-func (h *gqlHandler) wsInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := merchants.PrincipalFrom(ctx); ok {
-		return ctx, nil, nil
+		return ctx, nil
 	}
 	hdr := http.Header{}
 	for k, v := range payload {
@@ -82,10 +86,9 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload transport.InitPayload) 
 		err = apperr.New(apperr.Forbidden, "subscriptions need a secret key")
 	}
 	if err != nil {
-		ctx = transport.WithWebsocketCloseCode(ctx, 4403)
-		return transport.AppendCloseReason(ctx, "Forbidden: "+apperr.As(err).Message), nil, err
+		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
 	}
-	return withPrincipal(ctx, p), nil, nil
+	return withPrincipal(ctx, p), nil
 }
 
 func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {

@@ -6,7 +6,8 @@
 // events table in id order after each wake-up (or poll) and hands each
 // newly visible event once to the matching subscribers, without blocking:
 // a subscriber is a buffered channel, not a goroutine, so idle subscribers
-// cost about a kilobyte each. A subscriber gets a goroutine only while it
+// cost about a kilobyte each (a consumer that passes a callback with package
+// ready is told of every event, so it needs no goroutine either). A subscriber gets a goroutine only while it
 // replays stored events (after) or works off a backlog because it reads
 // slower than events come; one that falls Backlog events behind is closed,
 // and can resume with after = the last id it saw.
@@ -32,6 +33,7 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/event"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/ready"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/webhook"
@@ -106,6 +108,10 @@ type sub struct {
 	ch     chan *ent.Event
 	ctx    context.Context
 	cancel context.CancelFunc
+	// notify, when not nil, is called after every event put into ch and
+	// after ch is closed (package ready): the consumer then needs no
+	// goroutine waiting on ch.
+	notify func()
 
 	live     bool // the hub sends directly
 	running  bool // a pump goroutine feeds it
@@ -213,6 +219,7 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 		cancel()
 		return nil, apperr.New(apperr.Unavailable, "the service is shutting down; reconnect")
 	}
+	s.notify = ready.Take(ctx)
 	m := b.subs[t]
 	if m == nil {
 		m = map[*sub]struct{}{}
@@ -250,8 +257,21 @@ func (b *Broker) remove(s *sub) {
 	s.closed = true
 	s.missed = nil
 	if !s.running && !s.chClosed {
-		s.chClosed = true
-		close(s.ch)
+		s.closeCh()
+	}
+}
+
+// closeCh closes s's channel; the caller holds Broker.mu.
+func (s *sub) closeCh() {
+	s.chClosed = true
+	close(s.ch)
+	s.notified()
+}
+
+// notified tells the consumer that ch holds one more event or is closed.
+func (s *sub) notified() {
+	if s.notify != nil {
+		s.notify()
 	}
 }
 
@@ -259,6 +279,7 @@ func (b *Broker) remove(s *sub) {
 func send(s *sub, ev *ent.Event) bool {
 	select {
 	case s.ch <- ev:
+		s.notified()
 		return true
 	case <-s.ctx.Done():
 		return false
@@ -353,8 +374,7 @@ func (b *Broker) pumpEnded(s *sub) {
 	defer b.mu.Unlock()
 	s.running = false
 	if s.closed && !s.chClosed {
-		s.chClosed = true
-		close(s.ch)
+		s.closeCh()
 	}
 }
 
@@ -385,6 +405,7 @@ func (b *Broker) deliverLocked(s *sub, ev *ent.Event) {
 		}
 		select {
 		case s.ch <- ev:
+			s.notified()
 		default:
 			// Full: a pump takes over until s has caught up.
 			s.live = false

@@ -92,6 +92,7 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := app.RunWorkers(ctx)
 	t.Cleanup(func() {
+		app.WebSockets.Shutdown()
 		cancel()
 		wait()
 		app.Close()
