@@ -79,7 +79,8 @@ func Lease(ctx context.Context, db *store.DB, l Leaser) ([]string, error) {
 }
 
 // Claim leases up to limit due transactions matching preds for owner until
-// now+lease and returns them. Work on a claimed row must finish with a
+// now+lease and returns them (read in the claiming transaction, see
+// LeaseRows) with the lease set. Work on a claimed row must finish with a
 // conditional update that also checks lease_owner (see Mine).
 func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease time.Duration, limit int, preds ...predicate.Transaction) ([]*ent.Transaction, error) {
 	ctx = tenant.System(ctx)
@@ -89,14 +90,15 @@ func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease
 		transaction.Or(transaction.LeaseUntilIsNil(), transaction.LeaseUntilLT(now)),
 	}, preds...)
 	until := now.Add(lease)
-	ids, err := Lease(ctx, db, Leaser{
-		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+	claimed, err := LeaseRows(ctx, db, RowLeaser[*ent.Transaction]{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]*ent.Transaction, error) {
 			q := c.Transaction.Query().Where(due...).Order(ent.Asc(transaction.FieldNextRunAt)).Limit(limit)
 			if lock {
 				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
-			return q.IDs(ctx)
+			return q.All(ctx)
 		},
+		ID: func(t *ent.Transaction) string { return t.ID },
 		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
 			return c.Transaction.Update().Where(transaction.IDIn(ids...)).
 				SetLeaseOwner(owner).SetLeaseUntil(until).Exec(ctx)
@@ -107,17 +109,91 @@ func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease
 			return n == 1, err
 		},
 	})
+	for _, t := range claimed {
+		o, u := owner, until
+		t.LeaseOwner, t.LeaseUntil = &o, &u
+	}
+	return claimed, err
+}
+
+// RowLeaser is a Leaser whose candidates are whole rows.
+type RowLeaser[T any] struct {
+	// Candidates returns at most limit due rows, locked with FOR UPDATE
+	// SKIP LOCKED when lock is true.
+	Candidates func(ctx context.Context, c *ent.Client, lock bool) ([]T, error)
+	// ID is a row's id.
+	ID       func(T) string
+	LeaseAll func(ctx context.Context, c *ent.Client, ids []string) error
+	LeaseOne func(ctx context.Context, c *ent.Client, id string) (bool, error)
+}
+
+// LeaseRows is Lease returning the leased rows as Candidates read them,
+// inside the claiming transaction (locked on PostgreSQL, under SQLite's
+// single writer), so that they need no second query. The rows' lease
+// fields still hold what was read; callers set them if they use them.
+func LeaseRows[T any](ctx context.Context, db *store.DB, l RowLeaser[T]) ([]T, error) {
+	read := map[string]T{}
+	ids, err := Lease(ctx, db, Leaser{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+			rows, err := l.Candidates(ctx, c, lock)
+			if err != nil {
+				return nil, err
+			}
+			clear(read) // a transaction run again reads afresh
+			ids := make([]string, len(rows))
+			for i, r := range rows {
+				ids[i] = l.ID(r)
+				read[ids[i]] = r
+			}
+			return ids, nil
+		},
+		LeaseAll: l.LeaseAll,
+		LeaseOne: l.LeaseOne,
+	})
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	claimed, err := db.Client(ctx).Transaction.Query().
-		Where(transaction.IDIn(ids...), transaction.LeaseOwner(owner)).All(ctx)
-	return claimed, store.Classify(err)
+	rows := make([]T, len(ids))
+	for i, id := range ids {
+		rows[i] = read[id]
+	}
+	return rows, nil
 }
 
 // Mine is the predicate a worker's finishing update must include, so that a
 // worker whose lease expired cannot overwrite another's work.
 func Mine(owner string) predicate.Transaction { return transaction.LeaseOwner(owner) }
+
+// InBatch records the outcomes of a batch of claimed items (record does
+// one item's work in the transaction carried by its ctx) in one database
+// transaction: one commit for the batch instead of one per item. Should
+// that transaction fail, each item is recorded again in a transaction of its
+// own, so one bad item costs the others nothing. It returns each item's
+// error, in order.
+func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, item T) error) []error {
+	errs := make([]error, len(items))
+	if len(items) == 0 {
+		return errs
+	}
+	err := db.Tx(ctx, func(ctx context.Context) error {
+		for _, it := range items {
+			if err := record(ctx, it); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(items) == 1 {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	for i, it := range items {
+		errs[i] = db.Tx(ctx, func(ctx context.Context) error { return record(ctx, it) })
+	}
+	return errs
+}
 
 // Loop runs fn at every tick and whenever wake fires, until ctx ends.
 func Loop(ctx context.Context, every time.Duration, wake <-chan struct{}, fn func(ctx context.Context)) {

@@ -127,9 +127,7 @@ func (m *Mailer) Run(ctx context.Context) {
 				}
 				break
 			}
-			for _, r := range rows {
-				m.process(work, r)
-			}
+			m.processAll(work, rows)
 			if len(rows) < batch {
 				break
 			}
@@ -157,15 +155,16 @@ func due(now time.Time) []predicate.EmailNotification {
 func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 	now := m.clock.Now()
 	until := now.Add(defaultLease)
-	ids, err := jobs.Lease(ctx, m.db, jobs.Leaser{
-		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+	rows, err := jobs.LeaseRows(ctx, m.db, jobs.RowLeaser[*ent.EmailNotification]{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]*ent.EmailNotification, error) {
 			q := c.EmailNotification.Query().Where(due(now)...).
 				Order(ent.Asc(emailnotification.FieldNextAttemptAt), ent.Asc(emailnotification.FieldID)).Limit(batch)
 			if lock {
 				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
-			return q.IDs(ctx)
+			return q.All(ctx)
 		},
+		ID: func(e *ent.EmailNotification) string { return e.ID },
 		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
 			return c.EmailNotification.Update().Where(emailnotification.IDIn(ids...)).
 				SetLeaseOwner(m.owner).SetLeaseUntil(until).Exec(ctx)
@@ -176,33 +175,53 @@ func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 			return k == 1, err
 		},
 	})
-	if err != nil || len(ids) == 0 {
-		return nil, err
+	for _, e := range rows {
+		o, u := m.owner, until
+		e.LeaseOwner, e.LeaseUntil = &o, &u
 	}
-	return m.db.Client(ctx).EmailNotification.Query().
-		Where(emailnotification.IDIn(ids...), emailnotification.LeaseOwner(m.owner)).All(ctx)
+	return rows, err
 }
 
-// process sends one claimed e-mail (outside any transaction) and records
-// the outcome; without SMTP it logs the message and keeps it.
-func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) {
+// outcome is a claimed e-mail's new state, to be recorded.
+type outcome struct {
+	e   *ent.EmailNotification
+	set func(*ent.EmailNotificationUpdate)
+}
+
+// processAll sends the claimed e-mails one by one, then records their
+// outcomes in one database transaction (see jobs.InBatch: should it fail,
+// each is recorded on its own).
+func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) {
+	outs := make([]outcome, len(rows))
+	for i, e := range rows {
+		outs[i] = outcome{e: e, set: m.process(ctx, e)}
+	}
+	for i, err := range jobs.InBatch(ctx, m.db, outs, m.finish) {
+		if err != nil {
+			m.cfg.Log.Error("recording e-mail outcome failed", "email", outs[i].e.ID, "err", err)
+		}
+	}
+}
+
+// process sends one claimed e-mail (outside any transaction) and returns
+// how to record the outcome; without SMTP it logs the message and keeps it.
+func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*ent.EmailNotificationUpdate) {
 	now := m.clock.Now()
 	if m.send == nil {
 		m.cfg.Log.Info("e-mail kept (SMTP_URL not set)", "to", e.ToAddress, "subject", e.Subject,
 			"event", e.EventID, "merchant", e.MerchantID, "body", e.Body)
-		m.finish(ctx, e, func(u *ent.EmailNotificationUpdate) {
+		return func(u *ent.EmailNotificationUpdate) {
 			u.SetStatus(StatusKept).ClearNextAttemptAt()
-		})
-		return
+		}
 	}
 	msg := Render(m.from, e.ToAddress, e.Subject, e.Body, e.EventID+"@merchantpay", now)
 	err := m.send(ctx, e.ToAddress, msg)
 	attempts := e.Attempts + 1
 	if err == nil {
-		m.finish(ctx, e, func(u *ent.EmailNotificationUpdate) {
-			u.SetStatus(StatusSent).SetAttempts(attempts).SetSentAt(m.clock.Now()).ClearNextAttemptAt().ClearLastError()
-		})
-		return
+		sentAt := m.clock.Now()
+		return func(u *ent.EmailNotificationUpdate) {
+			u.SetStatus(StatusSent).SetAttempts(attempts).SetSentAt(sentAt).ClearNextAttemptAt().ClearLastError()
+		}
 	}
 	delay, again := webhook.NextAttempt(m.cfg.Schedule, attempts, m.cfg.Jitter)
 	if again {
@@ -211,27 +230,24 @@ func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) {
 		m.cfg.Log.Error("e-mail not sent after every retry; kept in the database", "to", e.ToAddress,
 			"event", e.EventID, "subject", e.Subject, "err", err)
 	}
-	m.finish(ctx, e, func(u *ent.EmailNotificationUpdate) {
+	next := m.clock.Now().Add(delay)
+	return func(u *ent.EmailNotificationUpdate) {
 		u.SetAttempts(attempts).SetLastError(err.Error())
 		if again {
-			u.SetNextAttemptAt(m.clock.Now().Add(delay))
+			u.SetNextAttemptAt(next)
 		} else {
 			u.SetStatus(StatusFailed).ClearNextAttemptAt()
 		}
-	})
+	}
 }
 
-// finish applies set and releases the lease, if it is still ours.
-func (m *Mailer) finish(ctx context.Context, e *ent.EmailNotification, set func(*ent.EmailNotificationUpdate)) {
-	err := m.db.Tx(ctx, func(ctx context.Context) error {
-		u := m.db.Client(ctx).EmailNotification.Update().
-			Where(emailnotification.ID(e.ID), emailnotification.LeaseOwner(m.owner)).
-			ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
-		set(u)
-		_, err := u.Save(ctx)
-		return err
-	})
-	if err != nil {
-		m.cfg.Log.Error("recording e-mail outcome failed", "email", e.ID, "err", err)
-	}
+// finish records o and releases the lease, if it is still ours, in the
+// transaction carried by ctx.
+func (m *Mailer) finish(ctx context.Context, o outcome) error {
+	u := m.db.Client(ctx).EmailNotification.Update().
+		Where(emailnotification.ID(o.e.ID), emailnotification.LeaseOwner(m.owner)).
+		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
+	o.set(u)
+	_, err := u.Save(ctx)
+	return err
 }

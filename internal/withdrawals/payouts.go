@@ -122,8 +122,9 @@ func (p *Payouts) Run(ctx context.Context) {
 
 // RunDue claims up to a batch of due pending withdrawals and moves each one
 // step on: submit it to the rails, or ask the rails how it stands, then
-// record the answer. It returns how many it claimed and the failures
-// joined; a payout whose step failed is retried once its lease expires.
+// record the answers, many in one database transaction (see recordAll). It
+// returns how many it claimed and the failures joined; a payout whose step
+// failed is retried once its lease expires.
 func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 	due, err := jobs.Claim(ctx, p.s.db, p.opt.Owner, p.s.clock.Now(), p.opt.Lease, p.opt.Batch,
 		transaction.Type(Type), transaction.Status(StatusPending))
@@ -131,19 +132,88 @@ func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("payouts: claim: %w", err)
 	}
 	var errs []error
+	answers := make([]answer, 0, len(due))
+	var first time.Time // when the oldest answer not yet recorded came
 	for _, t := range due {
 		if ctx.Err() != nil {
 			break // the rest go back to the pool when their lease expires
 		}
-		jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
-		err := p.step(jctx, t)
-		cancel()
+		a, err := p.ask(ctx, t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("payouts: %s: %w", t.Reference, err))
+			continue
+		}
+		if a.err != nil {
+			errs = append(errs, fmt.Errorf("payouts: %s: %w", t.Reference, a.err))
+		}
+		if len(answers) == 0 {
+			first = time.Now()
+		}
+		answers = append(answers, a)
+		// Slow rails: record what they said before it waits long.
+		if time.Since(first) >= recordWithin {
+			errs = append(errs, p.recordAll(ctx, answers)...)
+			answers = answers[:0]
 		}
 	}
+	errs = append(errs, p.recordAll(ctx, answers)...)
 	return len(due), errors.Join(errs...)
 }
+
+// recordWithin bounds how long the rails' answers wait to be recorded while
+// the rest of a batch is sent: the sandbox answers at once, so one pass is
+// recorded in one transaction, but slow rails must not hold answers until
+// the leases run out.
+const recordWithin = time.Second
+
+// recordAll records answers, pending and settled ones in one database
+// transaction (see jobs.InBatch: should it fail, each is recorded on its
+// own), and returns the failures. A failed payout is recorded in a
+// transaction of its own: reversing its debit locks the merchant's balance
+// row, which one batch must not hold for many merchants at once (their
+// withdrawals would wait for the batch, and two transactions taking the
+// same rows in another order could deadlock).
+func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
+	// Recording runs on after a shutdown began, so that answers already
+	// given by the rails (a submission above all) are kept.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
+	defer cancel()
+	var batch, alone []answer
+	for _, a := range answers {
+		if a.reverses() {
+			alone = append(alone, a)
+		} else {
+			batch = append(batch, a)
+		}
+	}
+	var errs []error
+	report := func(a answer, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("payouts: %s: %w", a.t.Reference, err))
+		}
+	}
+	for i, err := range jobs.InBatch(rctx, p.s.db, batch, p.record) {
+		report(batch[i], err)
+	}
+	for _, a := range alone {
+		report(a, p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) }))
+	}
+	return errs
+}
+
+// answer is what the rails said about one claimed payout, to be recorded.
+type answer struct {
+	t   *ent.Transaction
+	res rails.PayoutResult
+	// submittedAt is set when this step submitted the payout.
+	submittedAt *time.Time
+	// err is a failure of the rails (or a status they should not answer):
+	// the payout is tried again after a backoff.
+	err error
+}
+
+// reverses reports whether recording a reverses the merchant's debit.
+func (a answer) reverses() bool { return a.err == nil && a.res.Status == rails.PayoutFailed }
 
 // PayoutOf is the rails' payout of withdrawal t: the beneficiary receives
 // amount_settled.
@@ -164,39 +234,52 @@ func PayoutOf(t *ent.Transaction) (rails.Payout, error) {
 	return p, nil
 }
 
-// step moves the claimed payout t one step on. The rails are called outside
-// any database transaction.
-func (p *Payouts) step(ctx context.Context, t *ent.Transaction) error {
+// ask submits the claimed payout t to the rails, or asks them how it
+// stands, outside any database transaction. An error means t cannot be
+// described to the rails; it stays leased until its lease expires.
+func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 	payout, err := PayoutOf(t)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
-	var res rails.PayoutResult
-	var submittedAt *time.Time
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
+	defer cancel()
+	a := answer{t: t}
 	if t.RailsReference == nil || t.SubmittedAt == nil {
 		// Submitting is idempotent per reference, so a submission whose
 		// answer was lost (a crash) is simply made again.
 		now := p.s.clock.Now()
-		submittedAt = &now
-		res, err = p.rails.SubmitPayout(ctx, payout)
+		a.submittedAt = &now
+		a.res, a.err = p.rails.SubmitPayout(ctx, payout)
 	} else {
-		res, err = p.rails.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
+		a.res, a.err = p.rails.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
 			RailsReference: *t.RailsReference, SubmittedAt: *t.SubmittedAt})
 	}
-	if err != nil {
-		return errors.Join(err, p.retry(ctx, t))
+	switch {
+	case a.err != nil:
+	case a.res.Status == rails.PayoutPending, a.res.Status == rails.PayoutSucceeded, a.res.Status == rails.PayoutFailed:
+	default:
+		a.err = fmt.Errorf("rails answered status %q", a.res.Status)
 	}
-	switch res.Status {
+	return a, nil
+}
+
+// record moves the payout on by the rails' answer, in the transaction
+// carried by ctx.
+func (p *Payouts) record(ctx context.Context, a answer) error {
+	if a.err != nil {
+		return p.retry(ctx, a.t)
+	}
+	var err error
+	switch a.res.Status {
 	case rails.PayoutPending:
-		return p.pending(ctx, t, res, submittedAt)
+		err = p.pending(ctx, a.t, a.res, a.submittedAt)
 	case rails.PayoutSucceeded:
-		_, err := p.s.Succeed(ctx, t, p.opt.Owner, res)
-		return err
+		_, err = p.s.Succeed(ctx, a.t, p.opt.Owner, a.res)
 	case rails.PayoutFailed:
-		_, err := p.s.Fail(ctx, t, p.opt.Owner, res)
-		return err
+		_, err = p.s.Fail(ctx, a.t, p.opt.Owner, a.res)
 	}
-	return errors.Join(fmt.Errorf("rails answered status %q", res.Status), p.retry(ctx, t))
+	return err
 }
 
 // mine narrows an update to t while it is pending and leased to owner.

@@ -1,0 +1,82 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/ent/emailnotification"
+	"merchantpay/internal/jobs"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+)
+
+// TestInBatch: a batch is recorded in one transaction; when one item
+// fails, the others are still recorded, each on its own, and only the bad
+// item reports an error.
+func TestInBatch(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, dbURL string) {
+		ctx := tenant.System(context.Background())
+		db, err := store.Open(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{"eml_a", "eml_b", "eml_c"}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		for _, id := range ids {
+			if err := db.Client(ctx).EmailNotification.Create().SetID(id).SetMerchantID("m").SetMode("test").
+				SetEventID("evt_" + id).SetEventType("withdrawal.success").SetToAddress("a@example.com").
+				SetSubject("s").SetBody("b").SetStatus("pending").SetNextAttemptAt(now).
+				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bad := errors.New("bad item")
+		var calls int
+		record := func(ctx context.Context, id string) error {
+			calls++
+			if !store.InTx(ctx) {
+				t.Errorf("%s recorded outside a transaction", id)
+			}
+			if err := db.Client(ctx).EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
+				return err
+			}
+			if id == "eml_b" {
+				return bad
+			}
+			return nil
+		}
+		errs := jobs.InBatch(ctx, db, ids, record)
+		if !errors.Is(errs[1], bad) || errs[0] != nil || errs[2] != nil {
+			t.Fatalf("errors %v", errs)
+		}
+		if calls != 2+3 { // the batch up to the bad item, then each alone
+			t.Errorf("%d calls", calls)
+		}
+		kept, err := db.Client(ctx).EmailNotification.Query().Where(emailnotification.Status("kept")).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != 2 || kept[0] == "eml_b" || kept[1] == "eml_b" {
+			t.Errorf("kept %v; want eml_a and eml_c only", kept)
+		}
+
+		// A batch that succeeds is one transaction: every item sees the
+		// same one.
+		var txs []*ent.Tx
+		errs = jobs.InBatch(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, _ string) error {
+			txs = append(txs, ent.TxFromContext(ctx))
+			return nil
+		})
+		if errs[0] != nil || errs[1] != nil || len(txs) != 2 || txs[0] != txs[1] {
+			t.Errorf("errors %v, transactions %v", errs, txs)
+		}
+	})
+}
