@@ -299,7 +299,7 @@ func (r *queryResolver) Transaction(ctx context.Context, reference string) (*mod
 	if err != nil {
 		return nil, err
 	}
-	return transactionModel(t), nil
+	return transactionFromView(t), nil
 }
 
 // Transactions is the resolver for the transactions field.

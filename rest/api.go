@@ -106,7 +106,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
-	ctx = obs.WithLogger(ctx, obs.Log(ctx).With("merchant", p.MerchantID, "mode", p.Mode))
+	ctx = obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
 	req := &Request{HTTP: r.WithContext(ctx), Params: params}
 
 	if r.Method == http.MethodPost {

@@ -13,7 +13,7 @@ func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Message: "Transaction retrieved successfully", Data: txview.View(t)}, nil
+	return Result{Message: "Transaction retrieved successfully", Data: t}, nil
 }
 
 func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -103,8 +104,7 @@ func (a *App) middleware(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		log := a.Log.With("request_id", id)
-		ctx := obs.WithLogger(obs.WithRequestID(r.Context(), id), log)
+		ctx := obs.With(obs.WithLogger(obs.WithRequestID(r.Context(), id), a.Log), "request_id", id)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
@@ -112,22 +112,38 @@ func (a *App) middleware(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.Error("panic serving request", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				obs.Log(ctx).Error("panic serving request", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if rec.status == 0 {
 					rest.WriteError(rec, r, apperr.New(apperr.Internal, "internal error"))
 				}
 			}
-			level := log.Info
-			if rec.status >= 500 {
-				level = log.Error
-			}
-			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-				level = log.Debug
-			}
-			level("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
-				"upgrade", strings.EqualFold(r.Header.Get("Upgrade"), "websocket"))
+			a.accessLog(ctx, r, rec, id, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// accessLog writes a request's line. It hands the record to the handler
+// itself, with typed attributes, rather than through a Logger: the line is
+// the same, without the caller's stack walk (slog records the caller's pc
+// even when no handler prints it), boxing every value, or a logger with the
+// request id formatted for every request.
+func (a *App) accessLog(ctx context.Context, r *http.Request, rec *statusRecorder, id string, start time.Time) {
+	level := slog.LevelInfo
+	if rec.status >= 500 {
+		level = slog.LevelError
+	}
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		level = slog.LevelDebug
+	}
+	h := a.Log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	line := slog.NewRecord(time.Now(), level, "request", 0)
+	line.AddAttrs(slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Int("bytes", rec.bytes),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.Bool("upgrade", strings.EqualFold(r.Header.Get("Upgrade"), "websocket")))
+	_ = h.Handle(ctx, line)
 }

@@ -33,10 +33,27 @@ const (
 type Service struct {
 	db    *store.DB
 	clock clock.Clock
+	// authQuery reads a key's principal; its one argument is the key's hash.
+	authQuery string
 }
 
 // New returns the merchants service.
-func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
+func New(db *store.DB, c clock.Clock) *Service {
+	return &Service{db: db, clock: c, authQuery: authQuery(db.Dialect)}
+}
+
+// authQuery joins a live key to its merchant. It is built once: every
+// request runs it.
+func authQuery(dialect string) string {
+	k, m := entsql.Table(apikey.Table).As("k"), entsql.Table(merchant.Table).As("m")
+	query, _ := entsql.Dialect(dialect).
+		Select(m.C(merchant.FieldID), m.C(merchant.FieldName), m.C(merchant.FieldEmail),
+			k.C(apikey.FieldMode), k.C(apikey.FieldKind), k.C(apikey.FieldPrefix)).
+		From(k).Join(m).On(k.C(apikey.FieldMerchantID), m.C(merchant.FieldID)).
+		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), ""), entsql.IsNull(k.C(apikey.FieldRevokedAt)))).
+		Limit(1).Query()
+	return query
+}
 
 // Created is what `merchant create` prints.
 type Created struct {
@@ -163,15 +180,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if !plausibleKey(key) {
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
-	ctx = tenant.System(ctx)
-	k, m := entsql.Table(apikey.Table).As("k"), entsql.Table(merchant.Table).As("m")
-	query, args := entsql.Dialect(s.db.Dialect).
-		Select(m.C(merchant.FieldID), m.C(merchant.FieldName), m.C(merchant.FieldEmail),
-			k.C(apikey.FieldMode), k.C(apikey.FieldKind), k.C(apikey.FieldPrefix)).
-		From(k).Join(m).On(k.C(apikey.FieldMerchantID), m.C(merchant.FieldID)).
-		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), Hash(key)), entsql.IsNull(k.C(apikey.FieldRevokedAt)))).
-		Limit(1).Query()
-	rows, err := s.db.Client(ctx).QueryContext(ctx, query, args...)
+	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, Hash(key))
 	if err != nil {
 		return Principal{}, store.Classify(err)
 	}

@@ -4,6 +4,7 @@ package obs
 import (
 	"context"
 	"log/slog"
+	"sync"
 )
 
 type ridKey struct{}
@@ -20,15 +21,47 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
+// scope is the logger of a context: a base logger and the attributes every
+// line logged under the context carries. The logger with them is built on
+// first use, as slog's With formats the attributes at once: most requests
+// log nothing but their access-log line, which the server writes itself.
+type scope struct {
+	base *slog.Logger
+	args []any
+	once sync.Once
+	log  *slog.Logger
+}
+
+func (s *scope) logger() *slog.Logger {
+	if len(s.args) == 0 {
+		return s.base
+	}
+	s.once.Do(func() { s.log = s.base.With(s.args...) })
+	return s.log
+}
+
 // WithLogger returns ctx carrying l.
 func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
-	return context.WithValue(ctx, logKey{}, l)
+	return context.WithValue(ctx, logKey{}, &scope{base: l})
+}
+
+// With returns ctx whose logger adds args (slog key-value pairs) to every
+// line, after those ctx's logger adds.
+func With(ctx context.Context, args ...any) context.Context {
+	parent, _ := ctx.Value(logKey{}).(*scope)
+	s := &scope{base: slog.Default()}
+	if parent != nil {
+		s.base = parent.base
+		s.args = append(make([]any, 0, len(parent.args)+len(args)), parent.args...)
+	}
+	s.args = append(s.args, args...)
+	return context.WithValue(ctx, logKey{}, s)
 }
 
 // Log is the logger of ctx (slog's default when none).
 func Log(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(logKey{}).(*slog.Logger); ok {
-		return l
+	if s, ok := ctx.Value(logKey{}).(*scope); ok {
+		return s.logger()
 	}
 	return slog.Default()
 }
