@@ -151,20 +151,23 @@ func (d *Dispatcher) Wake() {
 // Run fans out and delivers until ctx ends, then waits for the attempts in
 // flight (each bounded by Timeout) so none is cut off half recorded.
 //
-// Fan-out runs when woken (new events here or elsewhere) and at every
-// poll, not after each finished attempt; finished attempts are counted in
-// bulk and free slots refilled by one claim once a quarter of them is free
-// (or none is busy), so that the loop's own transactions stay few beside
-// the deliveries they feed.
+// Three stages run side by side so that none waits for another: fan-out
+// (when woken, by new events here or elsewhere, and at every poll), a
+// claimer that leases due deliveries ahead of need, and Concurrency senders
+// taking the claimed deliveries from a queue and handing the outcomes to
+// the recorders without waiting for them. The claimer keeps at most
+// 2*Concurrency deliveries claimed and not yet recorded (one queue's worth
+// beside the attempts in flight) and claims once a quarter of that is free (or
+// none is left), so that claims stay few beside the deliveries they feed and
+// a queued delivery waits at most one Timeout for a sender, well inside its
+// lease. Deliveries still queued at shutdown are released at once instead of
+// waiting for their lease to run out.
 func (d *Dispatcher) Run(ctx context.Context) {
 	sys := tenant.System(ctx)
 	// Attempts outlive ctx so shutdown lets them finish and be recorded.
 	work := context.WithoutCancel(sys)
-	done := make(chan struct{}, d.cfg.Concurrency)
-	inflight := 0
-	tick := time.NewTicker(d.cfg.PollInterval)
-	defer tick.Stop()
-	records := make(chan recordReq, d.cfg.Concurrency)
+	limit := 2 * d.cfg.Concurrency
+	records := make(chan recordReq, limit)
 	recorded := make(chan struct{})
 	var rec sync.WaitGroup
 	for range recorders {
@@ -173,68 +176,147 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 	go func() { rec.Wait(); close(recorded) }()
 	defer func() { close(records); <-recorded }()
-	refill := max(1, d.cfg.Concurrency/4)
-	fanOutDue := true
-	var lastFanOut time.Time
-	var gap <-chan time.Time // fires when a due fan-out may run
+
+	queue := make(chan claimedDelivery, limit)
+	finished := make(chan struct{}, limit)
+	fannedOut := make(chan struct{}, 1)
+	var stages sync.WaitGroup
+	stages.Add(1)
+	go func() { defer stages.Done(); d.fanOutLoop(ctx, sys, fannedOut) }()
+	for range d.cfg.Concurrency {
+		stages.Add(1)
+		go func() { defer stages.Done(); d.sender(ctx, work, queue, finished, records) }()
+	}
+	d.claimLoop(ctx, sys, limit, queue, finished, fannedOut)
+	stages.Wait()
+	close(queue)
+	d.release(work, queue)
+}
+
+// fanOutLoop runs fan-out when woken and at every poll, at most once per
+// wakeGap (every commit of an event wakes the dispatcher; under load one
+// fan-out serves them all), and tells the claimer after each batch, so that
+// a backlog's first deliveries are sent while the rest is fanned out, and
+// after each run.
+func (d *Dispatcher) fanOutLoop(ctx, sys context.Context, fannedOut chan<- struct{}) {
+	tick := time.NewTicker(d.cfg.PollInterval)
+	defer tick.Stop()
 	for {
-		if ctx.Err() == nil {
-			// Every commit of an event wakes the dispatcher; under load one
-			// fan-out per wakeGap serves them all.
-			if wait := wakeGap - time.Since(lastFanOut); fanOutDue && wait > 0 && gap == nil {
-				gap = time.After(wait)
-			} else if fanOutDue && wait <= 0 {
-				fanOutDue, gap, lastFanOut = false, nil, time.Now()
-				if err := d.fanOut(sys); err != nil && ctx.Err() == nil {
-					d.cfg.Log.Warn("webhook fan-out failed", "err", err)
-				}
+		tell := func() {
+			select {
+			case fannedOut <- struct{}{}:
+			default:
 			}
-			if free := d.cfg.Concurrency - inflight; free >= refill || inflight == 0 {
-				claimed, err := d.claim(sys, free)
-				if err != nil && ctx.Err() == nil {
-					d.cfg.Log.Warn("claiming webhook deliveries failed", "err", err)
-				}
-				for _, a := range claimed {
-					inflight++
-					go func(a claimedDelivery) {
-						defer func() { done <- struct{}{} }()
-						d.attempt(work, a, records)
-					}(a)
-				}
-			}
+		}
+		if err := d.fanOut(sys, tell); err != nil && ctx.Err() == nil {
+			d.cfg.Log.Warn("webhook fan-out failed", "err", err)
+		}
+		// Also when nothing was fanned out: a wake-up may be a redelivery
+		// or another instance's deliveries.
+		tell()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wakeGap):
 		}
 		select {
 		case <-ctx.Done():
-			for ; inflight > 0; inflight-- {
-				<-done
-			}
 			return
-		case <-done:
-			inflight--
-		drain:
-			for {
-				select {
-				case <-done:
-					inflight--
-				default:
-					break drain
-				}
-			}
 		case <-d.cfg.Wake:
-			fanOutDue = true
 		case <-d.nudge:
-			fanOutDue = true
 		case <-tick.C:
-			fanOutDue = true
-		case <-gap:
-			gap = nil
 		}
 	}
 }
 
+// claimLoop leases due deliveries into queue while fewer than limit are
+// claimed and not yet recorded, until ctx ends, a quarter of limit at least
+// (or whatever is due when nothing is outstanding). After a claim that
+// found fewer than it asked for, it looks again only after a fan-out or a
+// wake-up and at every poll (retries falling due), not at every finished
+// attempt.
+func (d *Dispatcher) claimLoop(ctx, sys context.Context, limit int, queue chan<- claimedDelivery, finished <-chan struct{}, fannedOut <-chan struct{}) {
+	tick := time.NewTicker(d.cfg.PollInterval)
+	defer tick.Stop()
+	refill := max(1, limit/4)
+	outstanding := 0
+	look := true
+	for {
+		if free := limit - outstanding; look && (free >= refill || outstanding == 0) {
+			claimed, err := d.claim(sys, free)
+			if err != nil && ctx.Err() == nil {
+				d.cfg.Log.Warn("claiming webhook deliveries failed", "err", err)
+			}
+			for _, a := range claimed {
+				queue <- a // never blocks: queue holds limit
+			}
+			outstanding += len(claimed)
+			// Fewer than asked: nothing else is due until something changes.
+			look = len(claimed) == free
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-finished:
+			outstanding--
+		drain:
+			for {
+				select {
+				case <-finished:
+					outstanding--
+				default:
+					break drain
+				}
+			}
+		case <-fannedOut:
+			look = true
+		case <-tick.C:
+			look = true
+		}
+	}
+}
+
+// sender makes the attempts of queued deliveries until ctx ends or the
+// queue closes.
+func (d *Dispatcher) sender(ctx, work context.Context, queue <-chan claimedDelivery, finished chan<- struct{}, records chan<- recordReq) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case a, ok := <-queue:
+			if !ok {
+				return
+			}
+			d.attempt(work, a, records, func() { finished <- struct{}{} })
+		}
+	}
+}
+
+// release gives back the leases of deliveries claimed but not attempted, so
+// that another instance (or the next start) sends them without waiting for
+// the lease to run out.
+func (d *Dispatcher) release(ctx context.Context, queue <-chan claimedDelivery) {
+	var ids []string
+	for a := range queue {
+		ids = append(ids, a.dl.ID)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	err := d.db.Tx(ctx, func(ctx context.Context) error {
+		return d.db.Client(ctx).WebhookDelivery.Update().
+			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
+			ClearLeaseOwner().ClearLeaseUntil().Exec(ctx)
+	})
+	if err != nil {
+		d.cfg.Log.Warn("webhook delivery: releasing leases failed", "deliveries", len(ids), "err", err)
+	}
+}
+
 // fanOut turns new events into deliveries (and whatever FanOut adds), in
-// batches, each in one transaction with the events' fanned_out flag.
-func (d *Dispatcher) fanOut(ctx context.Context) error {
+// batches, each in one transaction with the events' fanned_out flag;
+// committed runs after each batch that had events.
+func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 	for {
 		n := 0
 		err := d.db.Tx(ctx, func(ctx context.Context) error {
@@ -315,6 +397,9 @@ func (d *Dispatcher) fanOut(ctx context.Context) error {
 			}
 			return nil
 		})
+		if err == nil && n > 0 {
+			committed()
+		}
 		if err != nil || n < fanOutBatch {
 			return err
 		}
@@ -428,9 +513,20 @@ type outcome struct {
 	body    string
 }
 
-// attempt makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq) {
+// succeeded reports a 2xx answer.
+func (o outcome) succeeded() bool { return o.status >= 200 && o.status < 300 }
+
+// attempt makes one attempt of a claimed delivery and hands its outcome to
+// the recorders, without waiting for it to be recorded; finish runs once
+// the delivery is done with (recorded, abandoned or left to its lease).
+func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq, finish func()) {
 	dl, ep, ev := a.dl, a.ep, a.ev
+	recorded := false
+	defer func() {
+		if !recorded {
+			finish()
+		}
+	}()
 	switch {
 	case ep == nil || ep.DeletedAt != nil:
 		d.abandon(ctx, dl, "the endpoint was deleted")
@@ -441,13 +537,20 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 	case ev == nil:
 		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
 		return // the lease runs out and the attempt is made again
+	case dl.LeaseUntil != nil && d.clock.Now().Add(d.cfg.Timeout).After(*dl.LeaseUntil):
+		// It waited too long in the queue: the attempt could outlast the
+		// lease and run beside another instance's. The lease runs out and
+		// the attempt is made then.
+		return
 	}
 	out := d.send(ctx, ep, ev)
-	r := recordReq{dl: dl, ep: ep, out: out, done: make(chan error, 1)}
-	records <- r
-	if err := <-r.done; err != nil {
-		d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
-	}
+	recorded = true
+	records <- recordReq{dl: dl, ep: ep, out: out, done: func(err error) {
+		if err != nil {
+			d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
+		}
+		finish()
+	}}
 }
 
 // send POSTs the signed body once.
@@ -540,7 +643,7 @@ func (d *Dispatcher) recordIn(ctx context.Context, dl *ent.WebhookDelivery, ep *
 func attemptRow(c *ent.Client, dl *ent.WebhookDelivery, out outcome) *ent.WebhookAttemptCreate {
 	att := c.WebhookAttempt.Create().SetMerchantID(dl.MerchantID).SetMode(dl.Mode).
 		SetDeliveryID(dl.ID).SetNumber(dl.Attempts + 1).SetStartedAt(out.started).
-		SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(out.status >= 200 && out.status < 300)
+		SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(out.succeeded())
 	if out.status != 0 {
 		att.SetStatusCode(out.status)
 	}
@@ -554,38 +657,8 @@ func attemptRow(c *ent.Client, dl *ent.WebhookDelivery, out outcome) *ent.Webhoo
 func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
 	c := d.db.Client(ctx)
 	now := d.clock.Now()
-	number := dl.Attempts + 1
-	success := out.status >= 200 && out.status < 300
-
-	upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID),
-		webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
-		SetAttempts(number).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
-	if out.status != 0 {
-		upd.SetLastStatusCode(out.status)
-	} else {
-		upd.ClearLastStatusCode()
-	}
-	if out.err != "" {
-		upd.SetLastError(out.err)
-	} else {
-		upd.ClearLastError()
-	}
-	gone := out.status == http.StatusGone
-	switch {
-	case success:
-		upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
-	case gone:
-		upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
-	default:
-		run := dl.RunAttempts + 1
-		upd.SetRunAttempts(run)
-		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
-			upd.SetNextAttemptAt(now.Add(delay))
-		} else {
-			upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
-		}
-	}
-	k, err := upd.Save(ctx)
+	upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID))
+	k, err := d.settle(upd, dl, out, now).Save(ctx)
 	if err != nil {
 		return err
 	}
@@ -600,7 +673,7 @@ func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *e
 			return err
 		}
 	}
-	if gone {
+	if out.status == http.StatusGone {
 		reason := fmt.Sprintf("disabled at %s: the receiver answered 410 Gone", jsonx.Time(now))
 		if _, err := c.WebhookEndpoint.Update().
 			Where(webhookendpoint.ID(ep.ID), webhookendpoint.Enabled(true)).
@@ -612,6 +685,82 @@ func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *e
 	return nil
 }
 
+// settle adds to upd, an update of deliveries in dl's state (owner,
+// generation, attempts made) that saw out, the move after the attempt: the
+// lease ends; succeeded on 2xx; failed on 410; otherwise the next retry, or
+// failed once the schedule is spent. The update leaves alone a delivery
+// whose lease or generation moved on.
+func (d *Dispatcher) settle(upd *ent.WebhookDeliveryUpdate, dl *ent.WebhookDelivery, out outcome, now time.Time) *ent.WebhookDeliveryUpdate {
+	upd.Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
+		SetAttempts(dl.Attempts + 1).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+	if out.status != 0 {
+		upd.SetLastStatusCode(out.status)
+	} else {
+		upd.ClearLastStatusCode()
+	}
+	if out.err != "" {
+		upd.SetLastError(out.err)
+	} else {
+		upd.ClearLastError()
+	}
+	switch {
+	case out.succeeded():
+		upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
+	case out.status == http.StatusGone:
+		upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+	default:
+		run := dl.RunAttempts + 1
+		upd.SetRunAttempts(run)
+		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
+			upd.SetNextAttemptAt(now.Add(delay))
+		} else {
+			upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+		}
+	}
+	return upd
+}
+
+// errMoved rolls back a batch in which a delivery's lease or generation
+// moved on (a redelivery, an expired lease): its outcomes are then
+// recorded one by one, each with advance's care.
+var errMoved = errors.New("webhook delivery moved on during its attempt")
+
+// advanceSucceeded moves on, with one update per group of like deliveries
+// instead of one each, the deliveries of batch whose attempt succeeded, and
+// returns the others. Like deliveries (same generation, attempts made and
+// answer) take the same update; should it miss one, the batch is rolled
+// back with errMoved.
+func (d *Dispatcher) advanceSucceeded(ctx context.Context, batch []recordReq) ([]recordReq, error) {
+	type key struct{ generation, attempts, status int }
+	groups := map[key][]recordReq{}
+	var rest []recordReq
+	for _, r := range batch {
+		if !r.out.succeeded() {
+			rest = append(rest, r)
+			continue
+		}
+		k := key{r.dl.Generation, r.dl.Attempts, r.out.status}
+		groups[k] = append(groups[k], r)
+	}
+	c := d.db.Client(ctx)
+	now := d.clock.Now()
+	for _, g := range groups {
+		ids := make([]string, len(g))
+		for i, r := range g {
+			ids[i] = r.dl.ID
+		}
+		upd := c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...))
+		k, err := d.settle(upd, g[0].dl, g[0].out, now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if k != len(ids) {
+			return nil, errMoved
+		}
+	}
+	return rest, nil
+}
+
 // recordBatch bounds the outcomes recorded in one transaction; recorders
 // record batches side by side.
 const (
@@ -621,10 +770,11 @@ const (
 
 // recordReq is an attempt's outcome waiting to be recorded.
 type recordReq struct {
-	dl   *ent.WebhookDelivery
-	ep   *ent.WebhookEndpoint
-	out  outcome
-	done chan error
+	dl  *ent.WebhookDelivery
+	ep  *ent.WebhookEndpoint
+	out outcome
+	// done is told the recording's result.
+	done func(error)
 }
 
 // recorder records the outcomes of finished attempts, as many as are
@@ -655,7 +805,11 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 			if err := c.WebhookAttempt.CreateBulk(rows...).Exec(ctx); err != nil {
 				return err
 			}
-			for _, r := range batch {
+			rest, err := d.advanceSucceeded(ctx, batch)
+			if err != nil {
+				return err
+			}
+			for _, r := range rest {
 				if err := d.advance(ctx, r.dl, r.ep, r.out); err != nil {
 					return err
 				}
@@ -664,10 +818,10 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 		})
 		for _, r := range batch {
 			if err != nil && len(batch) > 1 {
-				r.done <- d.record(ctx, r.dl, r.ep, r.out)
+				r.done(d.record(ctx, r.dl, r.ep, r.out))
 				continue
 			}
-			r.done <- err
+			r.done(err)
 		}
 	}
 }

@@ -110,3 +110,94 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("fields %v", got)
 	}
 }
+
+// A dispatcher stopped while attempts are in flight and more are claimed
+// and queued returns once the attempts in flight are recorded, and gives
+// back the leases of the queued ones: a second dispatcher then sends them
+// at once (the fake clock never lets a lease run out), and every event is
+// sent exactly once.
+func TestDispatcherStopReleasesQueued(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Now())
+		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
+		ctx := tenant.With(context.Background(), tn)
+
+		var mu sync.Mutex
+		hits := map[string]int{}
+		arrived := make(chan struct{}, 100)
+		gate := make(chan struct{})
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			hits[r.Header.Get(webhook.HeaderID)]++
+			mu.Unlock()
+			arrived <- struct{}{}
+			<-gate
+		}))
+		defer rcv.Close()
+		svc := webhooks.New(db, clk, false, nil)
+		u := rcv.URL
+		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+			t.Fatal(err)
+		}
+		ob := events.New(db, clk)
+		const n = 12
+		var ids []string
+		for i := 0; i < n; i++ {
+			ev, _ := eventtest.Emit(t, db, ob, tn, "deposit.success")
+			ids = append(ids, ev.EventID)
+		}
+		cfg := webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 2}
+
+		runCtx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); webhooks.NewDispatcher(db, clk, cfg).Run(runCtx) }()
+		for range cfg.Concurrency {
+			select {
+			case <-arrived:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the first attempts did not arrive")
+			}
+		}
+		// Both senders are busy; give the claimer time to queue more.
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+		close(gate)
+		select {
+		case <-stopped:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return after its context ended")
+		}
+
+		runCtx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		go webhooks.NewDispatcher(db, clk, cfg).Run(runCtx)
+		deadline := time.Now().Add(20 * time.Second)
+		for done := 0; done < n; {
+			done = 0
+			for _, id := range ids {
+				ds, err := svc.Deliveries(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ds) == 1 && ds[0].Status == webhooks.StatusSucceeded {
+					if len(ds[0].Attempts) != 1 || ds[0].AttemptCount != 1 {
+						t.Fatalf("%s: %d attempt rows, count %d", id, len(ds[0].Attempts), ds[0].AttemptCount)
+					}
+					done++
+				}
+			}
+			if done < n && time.Now().After(deadline) {
+				t.Fatalf("%d of %d deliveries succeeded: queued leases were not given back", done, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range ids {
+			if hits[id] != 1 {
+				t.Fatalf("%s sent %d times", id, hits[id])
+			}
+		}
+	})
+}
