@@ -23,7 +23,7 @@ import (
 
 	"merchantpay/graph"
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/gqlws"
+	"merchantpay/server/gqlws"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
@@ -48,7 +48,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv := handler.New(schema)
 	h := &gqlHandler{app: a, srv: srv, limiter: limiter}
 	// Our own WebSocket transport: one goroutine per idle subscriber
-	// (internal/gqlws), where gqlgen's keeps three and the HTTP buffers.
+	// (server/gqlws), where gqlgen's keeps three and the HTTP buffers.
 	a.WebSockets = &gqlws.Server{
 		CheckOrigin: originChecker(a.Config.AllowedOrigins),
 		Init:        h.wsInit,
