@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"merchantpay/ent"
 	"merchantpay/ent/event"
 	"merchantpay/ent/webhookattempt"
@@ -138,21 +136,18 @@ func (s *Service) Redeliver(ctx context.Context, eventID string) ([]Delivery, er
 		}
 		now := s.clock.Now()
 		var ids []string
-		var creates []*ent.WebhookDeliveryCreate
+		var pairs []newDeliveryPair
 		for _, ep := range eps {
 			if !Matches(ep, ev.Type) {
 				continue
 			}
 			ids = append(ids, ep.ID)
-			creates = append(creates, newDelivery(c, ev, ep, now))
+			pairs = append(pairs, newDeliveryPair{ev, ep})
 		}
 		if len(ids) > 0 {
 			// Endpoints that already have a delivery keep it (and its
 			// attempts); the update below queues it again.
-			err = c.WebhookDelivery.CreateBulk(creates...).
-				OnConflictColumns(webhookdelivery.FieldEventID, webhookdelivery.FieldEndpointID).
-				DoNothing().Exec(ctx)
-			if err != nil {
+			if err := insertDeliveries(ctx, s.db, pairs, now); err != nil {
 				return err
 			}
 			_, err = c.WebhookDelivery.Update().
@@ -171,13 +166,4 @@ func (s *Service) Redeliver(ctx context.Context, eventID string) ([]Delivery, er
 		return nil, store.Classify(err)
 	}
 	return out, nil
-}
-
-// newDelivery builds the delivery of ev to ep, due now.
-func newDelivery(c *ent.Client, ev *ent.Event, ep *ent.WebhookEndpoint, now time.Time) *ent.WebhookDeliveryCreate {
-	return c.WebhookDelivery.Create().
-		SetID("dlv_" + uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
-		SetEventSeq(ev.ID).SetEventID(ev.EventID).SetEventType(ev.Type).
-		SetEndpointID(ep.ID).SetURL(ep.URL).SetStatus(StatusPending).
-		SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now)
 }

@@ -360,7 +360,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 			}
 			endpoints := map[tenant.Tenant][]*ent.WebhookEndpoint{}
 			now := d.clock.Now()
-			var creates []*ent.WebhookDeliveryCreate
+			var pairs []newDeliveryPair
 			for _, ev := range evs {
 				t := tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}
 				eps, ok := endpoints[t]
@@ -375,7 +375,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 				}
 				for _, ep := range eps {
 					if Matches(ep, ev.Type) {
-						creates = append(creates, newDelivery(c, ev, ep, now))
+						pairs = append(pairs, newDeliveryPair{ev, ep})
 					}
 				}
 				if d.cfg.FanOut != nil {
@@ -384,18 +384,8 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 					}
 				}
 			}
-			// One insert for the batch's deliveries, in bounded chunks.
-			for len(creates) > 0 {
-				k := min(len(creates), fanOutBatch)
-				err := c.WebhookDelivery.CreateBulk(creates[:k]...).
-					OnConflictColumns(webhookdelivery.FieldEventID, webhookdelivery.FieldEndpointID).
-					DoNothing().Exec(ctx)
-				if err != nil {
-					return err
-				}
-				creates = creates[k:]
-			}
-			return nil
+			// One insert for the batch's deliveries, ids not read back.
+			return insertDeliveries(ctx, d.db, pairs, now)
 		})
 		if err == nil && n > 0 {
 			committed()
@@ -424,40 +414,14 @@ type claimedDelivery struct {
 	ev *ent.Event
 }
 
-// claim leases up to n due deliveries to this instance. PostgreSQL skips
-// rows another instance is claiming (FOR UPDATE SKIP LOCKED); on SQLite
-// each lease is a conditional update checked by rows affected.
+// claim leases up to n due deliveries to this instance (see lease) and
+// reads what their attempts need.
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error) {
-	now := d.clock.Now()
-	until := now.Add(d.cfg.Lease)
-	ids, err := jobs.Lease(ctx, d.db, jobs.Leaser{
-		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
-			q := c.WebhookDelivery.Query().Where(due(now)...).
-				Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
-			if lock {
-				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-			}
-			return q.IDs(ctx)
-		},
-		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
-			return c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...)).
-				SetLeaseOwner(d.owner).SetLeaseUntil(until).Exec(ctx)
-		},
-		LeaseOne: func(ctx context.Context, c *ent.Client, id string) (bool, error) {
-			k, err := c.WebhookDelivery.Update().Where(append(due(now), webhookdelivery.ID(id))...).
-				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
-			return k == 1, err
-		},
-	})
-	if err != nil || len(ids) == 0 {
+	dls, err := d.lease(ctx, d.clock.Now(), n)
+	if err != nil || len(dls) == 0 {
 		return nil, err
 	}
 	c := d.db.Client(ctx)
-	dls, err := c.WebhookDelivery.Query().
-		Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// The endpoints and events of the whole claim, one query each.
 	epIDs, evIDs := make([]string, 0, len(dls)), make([]string, 0, len(dls))
 	for _, dl := range dls {
@@ -485,6 +449,41 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error
 		out[i] = claimedDelivery{dl: dl, ep: epByID[dl.EndpointID], ev: evByID[dl.EventID]}
 	}
 	return out, nil
+}
+
+// lease leases up to n due deliveries and returns them as leased: on
+// PostgreSQL in one statement (claimPostgres), on SQLite through jobs.Lease,
+// each lease a conditional update checked by rows affected.
+func (d *Dispatcher) lease(ctx context.Context, now time.Time, n int) ([]*ent.WebhookDelivery, error) {
+	until := now.Add(d.cfg.Lease)
+	if d.db.IsPostgres() {
+		dls, err := claimPostgres(ctx, d.db, d.owner, now, until, n)
+		return dls, store.Classify(err)
+	}
+	ids, err := jobs.Lease(ctx, d.db, jobs.Leaser{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+			q := c.WebhookDelivery.Query().Where(due(now)...).
+				Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
+			if lock {
+				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+			}
+			return q.IDs(ctx)
+		},
+		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
+			return c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...)).
+				SetLeaseOwner(d.owner).SetLeaseUntil(until).Exec(ctx)
+		},
+		LeaseOne: func(ctx context.Context, c *ent.Client, id string) (bool, error) {
+			k, err := c.WebhookDelivery.Update().Where(append(due(now), webhookdelivery.ID(id))...).
+				SetLeaseOwner(d.owner).SetLeaseUntil(until).Save(ctx)
+			return k == 1, err
+		},
+	})
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return d.db.Client(ctx).WebhookDelivery.Query().
+		Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).All(ctx)
 }
 
 // Body is the webhook body of ev: {"id","event","created_at","data"}, data
@@ -633,24 +632,10 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.WebhookDelivery, ep *en
 
 // recordIn is record's work, in the transaction carried by ctx.
 func (d *Dispatcher) recordIn(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
-	if err := attemptRow(d.db.Client(ctx), dl, out).Exec(ctx); err != nil {
+	if err := insertAttempts(ctx, d.db, []recordReq{{dl: dl, ep: ep, out: out}}); err != nil {
 		return err
 	}
 	return d.advance(ctx, dl, ep, out)
-}
-
-// attemptRow is the row that keeps one attempt.
-func attemptRow(c *ent.Client, dl *ent.WebhookDelivery, out outcome) *ent.WebhookAttemptCreate {
-	att := c.WebhookAttempt.Create().SetMerchantID(dl.MerchantID).SetMode(dl.Mode).
-		SetDeliveryID(dl.ID).SetNumber(dl.Attempts + 1).SetStartedAt(out.started).
-		SetLatencyMs(out.latency.Milliseconds()).SetResponseBody(out.body).SetSuccess(out.succeeded())
-	if out.status != 0 {
-		att.SetStatusCode(out.status)
-	}
-	if out.err != "" {
-		att.SetError(out.err)
-	}
-	return att
 }
 
 // advance moves the delivery on after an attempt (see record).
@@ -797,12 +782,7 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 			}
 		}
 		err := d.db.Tx(ctx, func(ctx context.Context) error {
-			c := d.db.Client(ctx)
-			rows := make([]*ent.WebhookAttemptCreate, len(batch))
-			for i, r := range batch {
-				rows[i] = attemptRow(c, r.dl, r.out)
-			}
-			if err := c.WebhookAttempt.CreateBulk(rows...).Exec(ctx); err != nil {
+			if err := insertAttempts(ctx, d.db, batch); err != nil {
 				return err
 			}
 			rest, err := d.advanceSucceeded(ctx, batch)
