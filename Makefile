@@ -10,7 +10,10 @@ run: build
 build:
 	$(GO) build -o bin/server .
 
+# Unformatted code fails here, before the tests, as it would in review.
 vet:
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:" $$unformatted >&2; exit 1; fi
 	$(GO) vet ./...
 
 test: vet

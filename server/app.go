@@ -15,7 +15,6 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
-	"merchantpay/server/gqlws"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
@@ -31,6 +30,7 @@ import (
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/rest"
+	"merchantpay/server/gqlws"
 )
 
 // App is one running instance of the service.

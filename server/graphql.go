@@ -23,12 +23,12 @@ import (
 
 	"merchantpay/graph"
 	"merchantpay/internal/apperr"
-	"merchantpay/server/gqlws"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/tenant"
 	"merchantpay/rest"
+	"merchantpay/server/gqlws"
 )
 
 // GraphQL limits (CONTRACT 9).
