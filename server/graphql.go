@@ -93,7 +93,7 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (contex
 
 func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {
 	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
-	return obs.WithLogger(ctx, obs.Log(ctx).With("merchant", p.MerchantID, "mode", p.Mode))
+	return obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
 }
 
 func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

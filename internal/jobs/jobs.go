@@ -32,8 +32,8 @@ func Owner() string {
 	return host + ":" + strconv.Itoa(os.Getpid()) + ":" + uuid.NewString()[:8]
 }
 
-// Leaser describes one table's due rows to Lease.
-type Leaser struct {
+// leaser describes one table's due rows to lease.
+type leaser struct {
 	// Candidates returns the ids of at most limit due rows, locked with FOR
 	// UPDATE SKIP LOCKED when lock is true.
 	Candidates func(ctx context.Context, c *ent.Client, lock bool) ([]string, error)
@@ -44,12 +44,12 @@ type Leaser struct {
 	LeaseOne func(ctx context.Context, c *ent.Client, id string) (bool, error)
 }
 
-// Lease claims due rows in one transaction and returns the ids now leased:
+// lease claims due rows in one transaction and returns the ids now leased:
 // on PostgreSQL the candidates are picked with SKIP LOCKED and leased with
 // one update; on SQLite (one writer) each lease is a conditional update
 // checked by rows affected. Webhook deliveries, e-mails and jobs on
 // transactions all claim this way.
-func Lease(ctx context.Context, db *store.DB, l Leaser) ([]string, error) {
+func lease(ctx context.Context, db *store.DB, l leaser) ([]string, error) {
 	var leased []string
 	err := db.Tx(ctx, func(ctx context.Context) error {
 		c := db.Client(ctx)
@@ -116,7 +116,7 @@ func Claim(ctx context.Context, db *store.DB, owner string, now time.Time, lease
 	return claimed, err
 }
 
-// RowLeaser is a Leaser whose candidates are whole rows.
+// RowLeaser describes one table's due rows to LeaseRows.
 type RowLeaser[T any] struct {
 	// Candidates returns at most limit due rows, locked with FOR UPDATE
 	// SKIP LOCKED when lock is true.
@@ -127,13 +127,13 @@ type RowLeaser[T any] struct {
 	LeaseOne func(ctx context.Context, c *ent.Client, id string) (bool, error)
 }
 
-// LeaseRows is Lease returning the leased rows as Candidates read them,
+// LeaseRows claims due rows (see lease) and returns them as Candidates read them,
 // inside the claiming transaction (locked on PostgreSQL, under SQLite's
 // single writer), so that they need no second query. The rows' lease
 // fields still hold what was read; callers set them if they use them.
 func LeaseRows[T any](ctx context.Context, db *store.DB, l RowLeaser[T]) ([]T, error) {
 	read := map[string]T{}
-	ids, err := Lease(ctx, db, Leaser{
+	ids, err := lease(ctx, db, leaser{
 		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
 			rows, err := l.Candidates(ctx, c, lock)
 			if err != nil {

@@ -452,23 +452,24 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error
 }
 
 // lease leases up to n due deliveries and returns them as leased: on
-// PostgreSQL in one statement (claimPostgres), on SQLite through jobs.Lease,
-// each lease a conditional update checked by rows affected.
+// PostgreSQL in one statement (claimPostgres), on SQLite through
+// jobs.LeaseRows, each lease a conditional update checked by rows affected.
 func (d *Dispatcher) lease(ctx context.Context, now time.Time, n int) ([]*ent.WebhookDelivery, error) {
 	until := now.Add(d.cfg.Lease)
 	if d.db.IsPostgres() {
 		dls, err := claimPostgres(ctx, d.db, d.owner, now, until, n)
 		return dls, store.Classify(err)
 	}
-	ids, err := jobs.Lease(ctx, d.db, jobs.Leaser{
-		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]string, error) {
+	dls, err := jobs.LeaseRows(ctx, d.db, jobs.RowLeaser[*ent.WebhookDelivery]{
+		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]*ent.WebhookDelivery, error) {
 			q := c.WebhookDelivery.Query().Where(due(now)...).
 				Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).Limit(n)
 			if lock {
 				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
-			return q.IDs(ctx)
+			return q.All(ctx)
 		},
+		ID: func(dl *ent.WebhookDelivery) string { return dl.ID },
 		LeaseAll: func(ctx context.Context, c *ent.Client, ids []string) error {
 			return c.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...)).
 				SetLeaseOwner(d.owner).SetLeaseUntil(until).Exec(ctx)
@@ -479,11 +480,11 @@ func (d *Dispatcher) lease(ctx context.Context, now time.Time, n int) ([]*ent.We
 			return k == 1, err
 		},
 	})
-	if err != nil || len(ids) == 0 {
-		return nil, err
+	for _, dl := range dls {
+		owner, u := d.owner, until
+		dl.LeaseOwner, dl.LeaseUntil = &owner, &u
 	}
-	return d.db.Client(ctx).WebhookDelivery.Query().
-		Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).All(ctx)
+	return dls, err
 }
 
 // Body is the webhook body of ev: {"id","event","created_at","data"}, data

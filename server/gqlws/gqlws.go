@@ -231,8 +231,8 @@ type op struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// Fields below are guarded by conn.mu.
+	// responses, once set, is driven by notify: one call per notification.
 	responses graphql.ResponseHandler
-	started   bool // responses is set and the stream is driven by notify
 	pending   int  // notifications not yet consumed
 	queued    bool // in conn.runq
 	done      bool
@@ -425,7 +425,7 @@ func (c *conn) subscribe(m message) (int, string) {
 		return 0, ""
 	}
 	c.mu.Lock()
-	o.responses, o.started = responses, true
+	o.responses = responses
 	c.scheduleLocked(o)
 	c.mu.Unlock()
 	return 0, ""
@@ -472,7 +472,7 @@ func (c *conn) notify(o *op) {
 }
 
 func (c *conn) scheduleLocked(o *op) {
-	if !o.started || o.pending == 0 || o.queued || o.done || c.closed {
+	if o.responses == nil || o.pending == 0 || o.queued || o.done || c.closed {
 		return
 	}
 	o.queued = true
@@ -584,19 +584,33 @@ func (c *conn) next(o *op, resp *graphql.Response) {
 // write sends m; a failed write closes the connection (its reader then
 // ends and cleans up).
 func (c *conn) write(m message) bool {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return false
-	}
 	c.wmu.Lock()
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.s.WriteTimeout))
-	err = c.ws.WriteMessage(websocket.TextMessage, b)
+	err := c.ws.WriteMessage(websocket.TextMessage, m.encode())
 	c.wmu.Unlock()
 	if err != nil {
 		_ = c.ws.Close()
 		return false
 	}
 	return true
+}
+
+// encode is m as JSON, the payload copied as it is: every payload is JSON
+// already (encoded here, or a client's, parsed on the way in), and
+// encoding/json would scan it again for every subscriber of an event.
+func (m message) encode() []byte {
+	b := make([]byte, 0, len(m.ID)+len(m.Type)+len(m.Payload)+40)
+	b = append(b, '{')
+	if m.ID != "" {
+		id, _ := json.Marshal(m.ID)
+		b = append(append(append(b, `"id":`...), id...), ',')
+	}
+	typ, _ := json.Marshal(m.Type)
+	b = append(append(b, `"type":`...), typ...)
+	if len(m.Payload) > 0 {
+		b = append(append(b, `,"payload":`...), m.Payload...)
+	}
+	return append(b, '}')
 }
 
 // close ends the connection once: a close frame with code and reason
