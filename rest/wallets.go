@@ -173,15 +173,6 @@ func pageParams(r *Request, f *apperr.Fields) page.Params {
 func mergeValidation(f *apperr.Fields, semantic func(*apperr.Fields)) error {
 	var g apperr.Fields
 	semantic(&g)
-	seen := map[string]bool{}
-	for _, e := range f.List() {
-		seen[e.Field] = true
-	}
-	for _, e := range g.List() {
-		if !seen[e.Field] {
-			f.Add(e.Field, "%s", e.Message)
-			seen[e.Field] = true
-		}
-	}
+	f.Merge(&g)
 	return f.Err()
 }

@@ -374,14 +374,7 @@ func (s *Service) merchantName(ctx context.Context) (string, error) {
 	if !ok {
 		return "", tenant.ErrNoTenant
 	}
-	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == t.MerchantID && p.MerchantName != "" {
-		return p.MerchantName, nil
-	}
-	m, err := s.db.Client(ctx).Merchant.Get(ctx, t.MerchantID)
-	if err != nil {
-		return "", store.Classify(err)
-	}
-	return m.Name, nil
+	return merchants.Name(ctx, s.db.Client(ctx), t.MerchantID)
 }
 
 // AccountName builds an account_name from the merchant's and the holder's

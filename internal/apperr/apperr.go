@@ -150,6 +150,21 @@ func (f *Fields) Len() int { return len(f.list) }
 // List returns the bad fields so far.
 func (f *Fields) List() []FieldError { return f.list }
 
+// Merge adds g's entries to f, skipping fields f already names (one entry
+// per field: a type error found first wins over a later semantic one).
+func (f *Fields) Merge(g *Fields) {
+	seen := make(map[string]bool, len(f.list)+len(g.list))
+	for _, e := range f.list {
+		seen[e.Field] = true
+	}
+	for _, e := range g.list {
+		if !seen[e.Field] {
+			f.list = append(f.list, e)
+			seen[e.Field] = true
+		}
+	}
+}
+
 // Err returns a VALIDATION_ERROR naming every bad field, or nil when none.
 func (f *Fields) Err() error {
 	if len(f.list) == 0 {

@@ -74,3 +74,8 @@ func MakeNUBAN(bankCode3 string, serial uint64) (string, error) {
 	b = append(b, '0'+checkDigit(bankCode3, string(b)))
 	return string(b), nil
 }
+
+// IsAccountNumber reports whether s has the shape of a NUBAN account
+// number: ten digits (the check digit is the bank's business, see
+// ValidNUBAN).
+func IsAccountNumber(s string) bool { return isDigits(s, 10) }

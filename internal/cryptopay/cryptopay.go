@@ -25,7 +25,6 @@ import (
 	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/mail"
-	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
@@ -294,16 +293,4 @@ func (s *Service) Enrolment(ctx context.Context) (*ent.CryptoPayEnrolment, error
 		return nil, store.Classify(err)
 	}
 	return e, nil
-}
-
-// merchantName is from_merchant: the caller's name, else read.
-func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
-	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
-		return p.MerchantName, nil
-	}
-	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
-	if err != nil {
-		return "", err
-	}
-	return m.Name, nil
 }

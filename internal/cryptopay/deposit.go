@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,9 +13,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"merchantpay/ent"
-	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/events"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
@@ -259,16 +258,8 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 		}
 		c := s.db.Client(ctx)
 		if in.Reference != nil {
-			// Checked first so that the common duplicate does not reach the
-			// unique index, whose violation would abort a PostgreSQL
-			// transaction; the index still settles a race.
-			taken, err := c.Transaction.Query().
-				Where(transaction.MerchantReferenceKey(transactions.ReferenceKey(*in.Reference))).Exist(ctx)
-			if err != nil {
+			if err := transactions.CheckReference(ctx, c, *in.Reference); err != nil {
 				return err
-			}
-			if taken {
-				return duplicate(*in.Reference)
 			}
 		}
 		ref := ReferencePrefix + uuid.NewString()
@@ -276,7 +267,7 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 		if err != nil {
 			return err
 		}
-		name, err := s.merchantName(ctx, tn.MerchantID)
+		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
 		if err != nil {
 			return err
 		}
@@ -295,12 +286,6 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 		return nil, store.Classify(err)
 	}
 	return out, nil
-}
-
-func duplicate(ref string) error {
-	return &apperr.Error{Kind: apperr.DuplicateReference,
-		Message: fmt.Sprintf("a transaction with reference %q already exists (references ignore case)", ref),
-		Fields:  []apperr.FieldError{{Field: "reference", Message: "is already used by another transaction"}}}
 }
 
 // amountRow is a deposit's money, in minor units.
@@ -440,7 +425,7 @@ func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPa
 	}
 	t, err := create.Save(ctx)
 	if store.IsUniqueViolation(err) && in.Reference != nil {
-		return nil, duplicate(*in.Reference)
+		return nil, transactions.DuplicateReference(*in.Reference)
 	}
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
 	"merchantpay/internal/jsonx"
@@ -91,7 +92,7 @@ type Input struct {
 func Validate(in Input, f *apperr.Fields) {
 	if in.AccountNumber == nil {
 		f.Add("account_number", "is required: the 10-digit number of a fiat account")
-	} else if !tenDigits(*in.AccountNumber) {
+	} else if !banks.IsAccountNumber(*in.AccountNumber) {
 		f.Add("account_number", "must be a 10-digit account number")
 	}
 	if in.Amount == nil {
@@ -132,18 +133,6 @@ func (t Transfer) input() Input {
 	}
 	return Input{AccountNumber: &t.AccountNumber, Amount: &t.Amount,
 		Narration: opt(t.Narration), SenderName: opt(t.SenderName), SenderBank: opt(t.SenderBank)}
-}
-
-func tenDigits(s string) bool {
-	if len(s) != 10 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // text checks an optional free-text field: valid UTF-8 without NUL (which
@@ -295,7 +284,7 @@ func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, a
 	if err != nil {
 		return nil, err
 	}
-	merchant, err := s.merchantName(ctx, acc.MerchantID)
+	merchant, err := merchants.Name(ctx, s.db.Client(ctx), acc.MerchantID)
 	if err != nil {
 		return nil, err
 	}
@@ -505,19 +494,6 @@ func (s *Service) credit(ctx context.Context, t *ent.Transaction, acc *ent.FiatA
 	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
 		Memo: "deposit into account " + acc.Reference, Entries: entries})
 	return err
-}
-
-// merchantName is from_merchant: the authenticated caller's name when it owns
-// the account, else read from the database (the rails' webhook).
-func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
-	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
-		return p.MerchantName, nil
-	}
-	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
-	if err != nil {
-		return "", store.Classify(err)
-	}
-	return m.Name, nil
 }
 
 func nonEmpty(s string) *string {

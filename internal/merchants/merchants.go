@@ -236,3 +236,17 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }
+
+// Name is the name of merchant merchantID (from_merchant on transactions,
+// account names): the authenticated caller's, without a query, when the
+// caller is that merchant; else read through c.
+func Name(ctx context.Context, c *ent.Client, merchantID string) (string, error) {
+	if p, ok := PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
+		return p.MerchantName, nil
+	}
+	m, err := c.Merchant.Get(ctx, merchantID)
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return m.Name, nil
+}

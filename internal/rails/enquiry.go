@@ -30,21 +30,9 @@ func ValidateResolve(in ResolveInput, f *apperr.Fields) {
 	}
 	if in.Account == nil || *in.Account == "" {
 		f.Add("account", "is required: a 10-digit account number")
-	} else if !isTenDigits(*in.Account) {
+	} else if !banks.IsAccountNumber(*in.Account) {
 		f.Add("account", "must be a 10-digit account number")
 	}
-}
-
-func isTenDigits(s string) bool {
-	if len(s) != 10 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // NameEnquiry is the resolve operation: it checks the request against the

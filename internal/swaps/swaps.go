@@ -23,7 +23,6 @@ import (
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
-	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
@@ -144,23 +143,15 @@ func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) 
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		c := s.db.Client(ctx)
 		if in.Reference != nil {
-			// Checked first so that the common duplicate does not reach the
-			// unique index, whose violation would abort a PostgreSQL
-			// transaction; the index still settles a race.
-			taken, err := c.Transaction.Query().
-				Where(transaction.MerchantReferenceKey(transactions.ReferenceKey(*in.Reference))).Exist(ctx)
-			if err != nil {
+			if err := transactions.CheckReference(ctx, c, *in.Reference); err != nil {
 				return err
-			}
-			if taken {
-				return duplicate(*in.Reference)
 			}
 		}
 		q, err := s.rates.Consume(ctx, *in.RateReference, rates.Swap, ref)
 		if err != nil {
 			return err
 		}
-		name, err := s.merchantName(ctx, tn.MerchantID)
+		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
 		if err != nil {
 			return err
 		}
@@ -183,12 +174,6 @@ func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) 
 		return nil, store.Classify(err)
 	}
 	return out, nil
-}
-
-func duplicate(ref string) error {
-	return &apperr.Error{Kind: apperr.DuplicateReference,
-		Message: fmt.Sprintf("a transaction with reference %q already exists (references ignore case)", ref),
-		Fields:  []apperr.FieldError{{Field: "reference", Message: "is already used by another transaction"}}}
 }
 
 // insert writes the pending swap for quote q. Amounts follow CONTRACT 5:
@@ -224,7 +209,7 @@ func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string,
 	}
 	t, err := create.Save(ctx)
 	if store.IsUniqueViolation(err) && merchantRef != nil {
-		return nil, duplicate(*merchantRef) // claimed by a concurrent transaction
+		return nil, transactions.DuplicateReference(*merchantRef) // claimed by a concurrent transaction
 	}
 	if err != nil {
 		return nil, err
@@ -248,17 +233,4 @@ func (s *Service) book(ctx context.Context, tn tenant.Tenant, t *ent.Transaction
 	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":swap", TransactionRef: t.Reference,
 		Memo: t.Narration, Entries: entries})
 	return err
-}
-
-// merchantName is from_merchant: the authenticated caller's name, else read
-// from the database.
-func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
-	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
-		return p.MerchantName, nil
-	}
-	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
-	if err != nil {
-		return "", err
-	}
-	return m.Name, nil
 }

@@ -4,6 +4,7 @@ package transactions
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -56,6 +57,29 @@ func lookupQuery(dialect, byColumn string) string {
 
 // ReferenceKey is how merchant references are compared: without regard to case.
 func ReferenceKey(ref string) string { return strings.ToLower(ref) }
+
+// DuplicateReference is the error for a merchant reference that another
+// transaction of the tenant holds.
+func DuplicateReference(ref string) error {
+	return &apperr.Error{Kind: apperr.DuplicateReference,
+		Message: fmt.Sprintf("a transaction with reference %q already exists (references ignore case)", ref),
+		Fields:  []apperr.FieldError{{Field: "reference", Message: "is already used by another transaction"}}}
+}
+
+// CheckReference answers DuplicateReference when a transaction of the ctx
+// tenant (c: the caller's transaction's client) holds ref. Checking first
+// keeps the common duplicate away from the unique index, whose violation
+// would abort a PostgreSQL transaction; the index still settles a race.
+func CheckReference(ctx context.Context, c *ent.Client, ref string) error {
+	taken, err := c.Transaction.Query().Where(transaction.MerchantReferenceKey(ReferenceKey(ref))).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return DuplicateReference(ref)
+	}
+	return nil
+}
 
 // Get renders a transaction of the ctx tenant found by the service's
 // reference or, failing that, by the merchant's reference.

@@ -295,7 +295,7 @@ func (s *Service) Fees() FeeTable { return s.fees }
 func (s *Service) Check(in Input, f *apperr.Fields) error {
 	var g apperr.Fields
 	Validate(in, &g)
-	merge(f, &g)
+	f.Merge(&g)
 	var bankErr *apperr.Error
 	if !in.cross() && in.Currency != nil && in.Beneficiary != nil {
 		bankErr = s.checkBank(*in.Beneficiary, countryOf(money.Currency(*in.Currency)))
@@ -313,7 +313,7 @@ func decide(f *apperr.Fields, bankErr *apperr.Error) error {
 			for _, fe := range bankErr.Fields {
 				h.Add(fe.Field, "%s", fe.Message)
 			}
-			merge(f, &h)
+			f.Merge(&h)
 		}
 		return f.Err()
 	}
@@ -321,20 +321,6 @@ func decide(f *apperr.Fields, bankErr *apperr.Error) error {
 		return bankErr
 	}
 	return nil
-}
-
-// merge adds g's entries to f, skipping fields f already names.
-func merge(f, g *apperr.Fields) {
-	seen := map[string]bool{}
-	for _, e := range f.List() {
-		seen[e.Field] = true
-	}
-	for _, e := range g.List() {
-		if !seen[e.Field] {
-			f.Add(e.Field, "%s", e.Message)
-			seen[e.Field] = true
-		}
-	}
 }
 
 // checkBank finds the beneficiary's bank (and Ghanaian branch) in the lists
@@ -454,7 +440,7 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 			}
 			tm = crossTerms(q)
 		}
-		name, err := s.merchantName(ctx, tn.MerchantID)
+		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
 		if err != nil {
 			return err
 		}
@@ -560,18 +546,12 @@ func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantN
 	}
 	t, err := create.Save(ctx)
 	if in.Reference != nil && store.IsUniqueViolation(err) {
-		return nil, duplicate(*in.Reference)
+		return nil, transactions.DuplicateReference(*in.Reference)
 	}
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("withdrawals: insert: %w", err))
 	}
 	return t, nil
-}
-
-func duplicate(ref string) error {
-	return &apperr.Error{Kind: apperr.DuplicateReference,
-		Message: fmt.Sprintf("a transaction with reference %q already exists (references ignore case)", ref),
-		Fields:  []apperr.FieldError{{Field: "reference", Message: "is already used by another transaction"}}}
 }
 
 // debit posts the acceptance: amount_charged leaves the merchant's available
@@ -591,17 +571,4 @@ func (s *Service) debit(ctx context.Context, tn tenant.Tenant, t *ent.Transactio
 	}
 	_, err := s.ledger.Post(ctx, p)
 	return err
-}
-
-// merchantName is from_merchant: the authenticated caller's name, else read
-// from the database.
-func (s *Service) merchantName(ctx context.Context, merchantID string) (string, error) {
-	if p, ok := merchants.PrincipalFrom(ctx); ok && p.MerchantID == merchantID && p.MerchantName != "" {
-		return p.MerchantName, nil
-	}
-	m, err := s.db.Client(ctx).Merchant.Get(ctx, merchantID)
-	if err != nil {
-		return "", store.Classify(err)
-	}
-	return m.Name, nil
 }
