@@ -186,7 +186,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
-	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
+	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log}})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
 	a.workers = append(a.workers, Worker{Name: "crypto-pay-expiry", Run: func(ctx context.Context) {
 		a.CryptoPay.RunExpiry(ctx, jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log})

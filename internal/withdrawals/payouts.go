@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"merchantpay/ent"
@@ -19,18 +18,10 @@ import (
 	"merchantpay/internal/tenant"
 )
 
-// PayoutOptions tune the payout worker. Zero values take the defaults.
+// PayoutOptions tune the payout worker. Zero values take the defaults
+// (jobs.WorkerOptions' for the claiming ones).
 type PayoutOptions struct {
-	// Owner names this instance in leases; default jobs.Owner().
-	Owner string
-	// Poll is how often due payouts are looked for without a wake-up;
-	// default 1s.
-	Poll time.Duration
-	// Lease is how long a claimed payout is reserved (by the injected
-	// clock) before another instance may take it over; default 1m.
-	Lease time.Duration
-	// Batch is the most payouts claimed at once; default 100.
-	Batch int
+	jobs.WorkerOptions
 	// Recheck is the earliest next look at a pending payout when the rails
 	// name no time; default 5s.
 	Recheck time.Duration
@@ -39,31 +30,15 @@ type PayoutOptions struct {
 	// commit would compete with the accepting transactions for the
 	// database; a short gap gathers a burst of them into one claim.
 	Gap time.Duration
-	// Log receives failures; default slog.Default().
-	Log *slog.Logger
 }
 
 func (o PayoutOptions) withDefaults() PayoutOptions {
-	if o.Owner == "" {
-		o.Owner = jobs.Owner()
-	}
-	if o.Poll <= 0 {
-		o.Poll = time.Second
-	}
-	if o.Lease <= 0 {
-		o.Lease = time.Minute
-	}
-	if o.Batch <= 0 {
-		o.Batch = 100
-	}
+	o.WorkerOptions = o.WorkerOptions.WithDefaults()
 	if o.Recheck <= 0 {
 		o.Recheck = 5 * time.Second
 	}
 	if o.Gap <= 0 {
 		o.Gap = 25 * time.Millisecond
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
 	}
 	return o
 }
