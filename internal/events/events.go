@@ -18,6 +18,7 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/page"
 	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
 	"merchantpay/internal/txview"
 )
 
@@ -62,23 +63,48 @@ func (o *Outbox) OnCommit(fn func()) {
 // Emit writes one event about t in the transaction carried by ctx. The
 // caller's context must act for t's tenant (or be the system).
 func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
-	if !store.InTx(ctx) {
-		return nil, fmt.Errorf("events: Emit outside a transaction")
-	}
-	payload, err := txview.JSON(t)
+	evs, err := o.EmitAll(ctx, typ, []*ent.Transaction{t})
 	if err != nil {
 		return nil, err
 	}
-	ev, err := o.db.Client(ctx).Event.Create().
-		SetMerchantID(t.MerchantID).SetMode(t.Mode).
-		SetEventID("evt_" + uuid.NewString()).SetType(typ).
-		SetTransactionRef(t.Reference).SetPayload(payload).
-		SetCreatedAt(o.clock.Now()).Save(ctx)
+	return evs[0], nil
+}
+
+// EmitAll writes one event of type typ about each of ts, in order, with one
+// insert, in the transaction carried by ctx. Each event takes its tenant from
+// its transaction; the context must act for that tenant or be the system
+// (a worker recording many merchants' payouts at once).
+func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+	if !store.InTx(ctx) {
+		return nil, fmt.Errorf("events: Emit outside a transaction")
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	tn, scoped := tenant.From(ctx)
+	c := o.db.Client(ctx)
+	now := o.clock.Now()
+	rows := make([]*ent.EventCreate, len(ts))
+	for i, t := range ts {
+		if scoped && (t.MerchantID != tn.MerchantID || t.Mode != tn.Mode) {
+			return nil, fmt.Errorf("events: %s belongs to another tenant than the context's", t.Reference)
+		}
+		payload, err := txview.JSON(t)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = c.Event.Create().
+			SetMerchantID(t.MerchantID).SetMode(t.Mode).
+			SetEventID("evt_" + uuid.NewString()).SetType(typ).
+			SetTransactionRef(t.Reference).SetPayload(payload).
+			SetCreatedAt(now)
+	}
+	evs, err := c.Event.CreateBulk(rows...).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
 	store.AfterCommit(ctx, o.wake)
-	return ev, nil
+	return evs, nil
 }
 
 func (o *Outbox) wake() {

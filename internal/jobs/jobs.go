@@ -171,11 +171,7 @@ func Mine(owner string) predicate.Transaction { return transaction.LeaseOwner(ow
 // own, so one bad item costs the others nothing. It returns each item's
 // error, in order.
 func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, item T) error) []error {
-	errs := make([]error, len(items))
-	if len(items) == 0 {
-		return errs
-	}
-	err := db.Tx(ctx, func(ctx context.Context) error {
+	return InBatchAll(ctx, db, items, func(ctx context.Context, items []T) error {
 		for _, it := range items {
 			if err := record(ctx, it); err != nil {
 				return err
@@ -183,14 +179,26 @@ func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ct
 		}
 		return nil
 	})
+}
+
+// InBatchAll is InBatch for a record that takes many items at once (to
+// write them with one statement): it is given the whole batch in one
+// transaction and, should that fail, each item alone in a transaction of
+// its own.
+func InBatchAll[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, items []T) error) []error {
+	errs := make([]error, len(items))
+	if len(items) == 0 {
+		return errs
+	}
+	err := db.Tx(ctx, func(ctx context.Context) error { return record(ctx, items) })
 	if err == nil || len(items) == 1 {
 		for i := range errs {
 			errs[i] = err
 		}
 		return errs
 	}
-	for i, it := range items {
-		errs[i] = db.Tx(ctx, func(ctx context.Context) error { return record(ctx, it) })
+	for i := range items {
+		errs[i] = db.Tx(ctx, func(ctx context.Context) error { return record(ctx, items[i:i+1]) })
 	}
 	return errs
 }

@@ -181,48 +181,85 @@ func add(a, b int64) (int64, bool) {
 // since the entries were already inserted. It returns p with ID and
 // CreatedAt set.
 func (s *Service) Post(ctx context.Context, p Posting) (Posting, error) {
-	if p.ID == "" {
-		p.ID = uuid.NewString()
-	}
-	p.Entries = append([]Entry(nil), p.Entries...)
-	deltas, err := plan(&p)
+	ps, err := s.PostAll(ctx, []Posting{p})
 	if err != nil {
 		return Posting{}, err
 	}
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	return ps[0], nil
+}
+
+// maxEntriesPerInsert keeps one insert's parameters (9 per entry) well
+// under both databases' limits.
+const maxEntriesPerInsert = 1000
+
+// PostAll writes postings as Post writes one, in one transaction: the
+// entries of all of them in one insert (workers settling a batch), then
+// each posting's balance changes in order. It fails as a whole: a
+// duplicate posting id fails with ErrDuplicatePosting naming the first.
+func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, error) {
+	out := make([]Posting, len(postings))
+	plans := make([][]*delta, len(postings))
+	for i, p := range postings {
+		if p.ID == "" {
+			p.ID = uuid.NewString()
+		}
+		p.Entries = append([]Entry(nil), p.Entries...)
+		deltas, err := plan(&p)
+		if err != nil {
+			return nil, err
+		}
+		out[i], plans[i] = p, deltas
+	}
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		c := s.db.Client(ctx)
 		now := s.clock.Now()
-		p.CreatedAt = now
-		rows := make([]*ent.LedgerEntryCreate, len(p.Entries))
-		for i, e := range p.Entries {
-			rows[i] = c.LedgerEntry.Create().SetPostingID(p.ID).SetSeq(i).
-				SetAccountID(e.Account.ID()).SetCurrency(string(e.Account.Currency)).
-				SetBucket(string(e.Bucket)).SetAmount(e.Amount).
-				SetTransactionRef(p.TransactionRef).SetMemo(p.Memo).SetCreatedAt(now)
-		}
-		if err := c.LedgerEntry.CreateBulk(rows...).Exec(ctx); err != nil {
-			if store.IsUniqueViolation(err) {
-				return fmt.Errorf("%w: %q", ErrDuplicatePosting, p.ID)
+		var rows []*ent.LedgerEntryCreate
+		for i := range out {
+			p := &out[i]
+			p.CreatedAt = now
+			for j, e := range p.Entries {
+				rows = append(rows, c.LedgerEntry.Create().SetPostingID(p.ID).SetSeq(j).
+					SetAccountID(e.Account.ID()).SetCurrency(string(e.Account.Currency)).
+					SetBucket(string(e.Bucket)).SetAmount(e.Amount).
+					SetTransactionRef(p.TransactionRef).SetMemo(p.Memo).SetCreatedAt(now))
 			}
-			return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
 		}
-		for _, d := range deltas {
-			if d.available >= 0 && d.pending >= 0 {
-				if err := s.raise(ctx, c, d, now); err != nil {
+		for len(rows) > 0 {
+			n := min(len(rows), maxEntriesPerInsert)
+			if err := c.LedgerEntry.CreateBulk(rows[:n]...).Exec(ctx); err != nil {
+				if store.IsUniqueViolation(err) {
+					if len(out) == 1 {
+						return fmt.Errorf("%w: %q", ErrDuplicatePosting, out[0].ID)
+					}
+					ids := make([]string, len(out))
+					for i, p := range out {
+						ids[i] = p.ID
+					}
+					return fmt.Errorf("%w: one of %q", ErrDuplicatePosting, ids)
+				}
+				return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
+			}
+			rows = rows[n:]
+		}
+		for _, deltas := range plans {
+			for _, d := range deltas {
+				if d.available >= 0 && d.pending >= 0 {
+					if err := s.raise(ctx, c, d, now); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := s.lower(ctx, c, d, now); err != nil {
 					return err
 				}
-				continue
-			}
-			if err := s.lower(ctx, c, d, now); err != nil {
-				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return Posting{}, err
+		return nil, err
 	}
-	return p, nil
+	return out, nil
 }
 
 // raise adds non-negative amounts to an account, creating it if needed, in

@@ -167,7 +167,7 @@ func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
 			errs = append(errs, fmt.Errorf("payouts: %s: %w", a.t.Reference, err))
 		}
 	}
-	for i, err := range jobs.InBatch(rctx, p.s.db, batch, p.record) {
+	for i, err := range jobs.InBatchAll(rctx, p.s.db, batch, p.recordBatch) {
 		report(batch[i], err)
 	}
 	for _, a := range alone {
@@ -239,6 +239,27 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 	return a, nil
 }
 
+// recordBatch records answers that reverse nothing in the transaction
+// carried by ctx: each retry and pending payout with its own update, the
+// successes together (see succeedAll).
+func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
+	var paidOut []paid
+	for _, a := range answers {
+		if a.err == nil && a.res.Status == rails.PayoutSucceeded {
+			paidOut = append(paidOut, paid{t: a.t, res: a.res})
+			continue
+		}
+		if err := p.record(ctx, a); err != nil {
+			return err
+		}
+	}
+	if len(paidOut) == 0 {
+		return nil
+	}
+	_, err := p.s.succeedAll(ctx, p.opt.Owner, paidOut)
+	return err
+}
+
 // record moves the payout on by the rails' answer, in the transaction
 // carried by ctx.
 func (p *Payouts) record(ctx context.Context, a answer) error {
@@ -304,29 +325,95 @@ func (p *Payouts) retry(ctx context.Context, t *ent.Transaction) error {
 // withdrawal.success. It reports false, changing nothing, when t is no
 // longer pending or its lease passed to another owner.
 func (s *Service) Succeed(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
-	set := func(u *ent.TransactionUpdateOne, now time.Time) {
-		at := res.SettledAt
-		if at.IsZero() {
-			at = now
+	done, err := s.succeedAll(ctx, owner, []paid{{t: t, res: res}})
+	return len(done) == 1, err
+}
+
+// paid is a claimed payout the rails say they paid.
+type paid struct {
+	t   *ent.Transaction
+	res rails.PayoutResult
+}
+
+// succeedAll records successes as Succeed records one, all in the
+// transaction carried by ctx (or its own): a conditional update of each
+// withdrawal (still pending, still owner's), then, for those it moved, their
+// withdrawal.success events in one insert and their settling postings in
+// one. It returns the withdrawals it moved, as they now are.
+func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*ent.Transaction, error) {
+	for _, p := range ps {
+		if p.t.Type != Type {
+			return nil, fmt.Errorf("withdrawals: %s is not a withdrawal", p.t.Reference)
 		}
-		u.SetStatus(StatusSuccess).SetSettlementDate(at).SetSettledAt(at)
 	}
-	return s.finish(ctx, t, owner, res, set, func(ctx context.Context, done *ent.Transaction) error {
-		if _, err := s.outbox.Emit(ctx, events.WithdrawalSuccess, done); err != nil {
+	if _, scoped := tenant.From(ctx); !scoped {
+		ctx = tenant.System(ctx) // a worker's batch spans merchants; each row names its own
+	}
+	var done []*ent.Transaction
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		done = done[:0]
+		c := s.db.Client(ctx)
+		now := s.clock.Now()
+		postings := make([]ledger.Posting, 0, len(ps))
+		for _, p := range ps {
+			at := p.res.SettledAt.UTC().Truncate(time.Millisecond) // as stored
+			if p.res.SettledAt.IsZero() {
+				at = now
+			}
+			u := c.Transaction.Update().
+				Where(transaction.ID(p.t.ID), transaction.Status(StatusPending), jobs.Mine(owner)).
+				SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().
+				SetStatus(StatusSuccess).SetSettlementDate(at).SetSettledAt(at)
+			if p.res.RailsReference != "" {
+				u.SetRailsReference(p.res.RailsReference)
+			}
+			n, err := u.Save(ctx)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // finished already, or no longer ours
+			}
+			// The row as the update left it, without reading it back: the
+			// claim read it under this lease, and only the lease holder
+			// changes a pending withdrawal.
+			t := *p.t
+			t.UpdatedAt, t.NextRunAt, t.LeaseOwner, t.LeaseUntil = now, nil, nil, nil
+			t.Status, t.SettlementDate, t.SettledAt = StatusSuccess, &at, &at
+			if ref := p.res.RailsReference; ref != "" {
+				t.RailsReference = &ref
+			}
+			done = append(done, &t)
+			postings = append(postings, settlePosting(&t))
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		if _, err := s.outbox.EmitAll(ctx, events.WithdrawalSuccess, done); err != nil {
 			return err
 		}
-		cur := money.Currency(done.Currency)
-		entries := []ledger.Entry{
-			{Account: ledger.SystemAccount(done.Mode, cur, ledger.PayoutsInFlight), Amount: -done.AmountCharged},
-			{Account: ledger.SystemAccount(done.Mode, cur, ledger.RailsClearing), Amount: done.AmountSettled},
-		}
-		if fee := done.AmountCharged - done.AmountSettled; fee > 0 {
-			entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(done.Mode, cur, ledger.Fees), Amount: fee})
-		}
-		_, err := s.ledger.Post(ctx, ledger.Posting{ID: SettlePostingID(done.Reference), TransactionRef: done.Reference,
-			Memo: "payout of " + done.Reference, Entries: entries})
+		_, err := s.ledger.PostAll(ctx, postings)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// settlePosting completes successful payout t: amount_charged leaves
+// PayoutsInFlight, amount_settled for RailsClearing and the fee for Fees.
+func settlePosting(t *ent.Transaction) ledger.Posting {
+	cur := money.Currency(t.Currency)
+	entries := []ledger.Entry{
+		{Account: ledger.SystemAccount(t.Mode, cur, ledger.PayoutsInFlight), Amount: -t.AmountCharged},
+		{Account: ledger.SystemAccount(t.Mode, cur, ledger.RailsClearing), Amount: t.AmountSettled},
+	}
+	if fee := t.AmountCharged - t.AmountSettled; fee > 0 {
+		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(t.Mode, cur, ledger.Fees), Amount: fee})
+	}
+	return ledger.Posting{ID: SettlePostingID(t.Reference), TransactionRef: t.Reference,
+		Memo: "payout of " + t.Reference, Entries: entries}
 }
 
 // Fail records that the rails refused withdrawal t, leased by owner, in one
