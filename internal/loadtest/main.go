@@ -13,7 +13,9 @@
 //   - fanout: -subscribers GraphQL subscriptions (graphql-transport-ws),
 //     one event, the time until all have it, and the server's memory per
 //     idle subscriber (the clients run in a third process);
-//   - dispatch: webhook deliveries per second to a local receiver.
+//   - dispatch: webhook deliveries per second to a local receiver;
+//   - lifecycle (not in the default set; diagnosis): every round trip of a
+//     withdrawal's whole life, its background work included.
 //
 // Run: go run ./internal/loadtest [-suites http,roundtrips,fanout,dispatch].
 package main
@@ -61,7 +63,7 @@ func main() {
 		os.Exit(runSubscribersRole())
 	}
 	var o options
-	suites := flag.String("suites", "http,roundtrips,fanout,dispatch", "comma-separated: http, roundtrips, fanout, dispatch")
+	suites := flag.String("suites", "http,roundtrips,fanout,dispatch", "comma-separated: http, roundtrips, fanout, dispatch; lifecycle (diagnosis: round trips of a withdrawal's whole life)")
 	flag.StringVar(&o.adminURL, "db", defaultAdminURL(), "PostgreSQL URL of a database on the server to benchmark; fresh databases are created beside it")
 	flag.IntVar(&o.clients, "c", 8, "concurrent clients (HTTP phases and pgbench)")
 	flag.DurationVar(&o.duration, "d", 10*time.Second, "duration of each HTTP phase and pgbench run")
@@ -114,6 +116,11 @@ func run(ctx context.Context, o options) error {
 	if o.suites["roundtrips"] {
 		if err := roundTripSuite(ctx, o, pg); err != nil {
 			return fmt.Errorf("roundtrips: %w", err)
+		}
+	}
+	if o.suites["lifecycle"] {
+		if err := lifecycleSuite(ctx, o, pg); err != nil {
+			return fmt.Errorf("lifecycle: %w", err)
 		}
 	}
 	if o.suites["fanout"] {

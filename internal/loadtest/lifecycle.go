@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// lifecycleSuite counts every database round trip a withdrawal costs over
+// its whole life, background work included: -c clients make n withdrawals
+// on a service with all its workers, reaching PostgreSQL through the
+// counting proxy, and the count stops once every one of them has settled,
+// its events have been fanned out and its e-mail handled. It shows what
+// the background work of a withdrawal costs next to the request's own.
+func lifecycleSuite(ctx context.Context, o options, p *pg) error {
+	const n = 400
+	fmt.Printf("\n== lifecycle: database round trips per withdrawal over its whole life (%d withdrawals, %d clients, all workers; counted on the wire)\n", n, o.clients)
+	proxy, err := newWireProxy(p.base.Host)
+	if err != nil {
+		return err
+	}
+	defer proxy.close()
+	s, m, dbURL, err := setup(ctx, o, p, "lifecycle", true, "LOADTEST_PROXY="+proxy.addr())
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	bank, err := s.bankCode(m.Secret)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("postgres", dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ben := map[string]any{"email": "ada@example.com", "bank": bank, "account_name": "Ada Obi", "account_number": "0123456789"}
+	proxy.setLabel("lifecycle")
+	cpu0 := sampleCPU(s.cmd.Process.Pid)
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, o.clients)
+	for range o.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= n {
+				if _, err := s.call("POST", "/transactions/withdraw", m.Secret, map[string]any{"beneficiary": ben, "amount": 100, "currency": "NGN"}, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	accepted := time.Since(start)
+	// Done: every withdrawal settled, every event fanned out, no e-mail left
+	// to handle.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var pending, unfanned, mails int
+		if err := db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM transactions WHERE type = 'WITHDRAWAL' AND status = 'pending'),
+			(SELECT count(*) FROM events WHERE NOT fanned_out),
+			(SELECT count(*) FROM email_notifications WHERE status = 'pending')`).Scan(&pending, &unfanned, &mails); err != nil {
+			return err
+		}
+		if pending == 0 && unfanned == 0 && mails == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after 2 min: %d withdrawals pending, %d events not fanned out, %d e-mails pending", pending, unfanned, mails)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Let the last recordings' commits reach the wire.
+	time.Sleep(500 * time.Millisecond)
+	proxy.setLabel("")
+	cpu := cpuSplit(cpu0, sampleCPU(s.cmd.Process.Pid))
+	fmt.Printf("%d withdrawals accepted in %.2f s, all settled and notified after %.2f s\n", n, accepted.Seconds(), time.Since(start).Seconds())
+	fmt.Printf("    %s\n", cpu)
+	fmt.Printf("round trips per withdrawal, whole life: %.2f\n", float64(proxy.roundTrips("lifecycle"))/n)
+	sts := proxy.statements("lifecycle")
+	sort.SliceStable(sts, func(i, j int) bool { return sts[i].count > sts[j].count })
+	for _, st := range sts[:min(30, len(sts))] {
+		q := oneLine(st.query)
+		fmt.Printf("  %7.3f  %s\n", float64(st.count)/n, q[:min(150, len(q))])
+	}
+	return nil
+}
