@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lib/pq"
 
 	"merchantpay/internal/store"
@@ -26,11 +27,16 @@ const Channel = "merchantpay_events"
 // event-writing operation (the money hot path) on one lock. After commit
 // it is one small statement off the hot path, coalesced across bursts;
 // the price, a wake-up lost if the process dies between commit and NOTIFY,
-// is covered by every instance's poll.
+// is covered by every instance's poll. NOTIFYs are at most one per
+// notifyGap (a burst of commits is one wake-up for the others, who look at
+// everything new anyway), and each carries this instance's id so that its
+// own listener, which PostgreSQL also tells, does not wake it a second time.
 type Signal struct {
 	db  *store.DB
 	dsn string
 	log *slog.Logger
+	// id tells this instance's NOTIFYs from the others'.
+	id string
 
 	mu     sync.Mutex
 	chans  []chan struct{}
@@ -43,8 +49,11 @@ func NewSignal(db *store.DB, dsn string, log *slog.Logger) *Signal {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Signal{db: db, dsn: dsn, log: log, notify: make(chan struct{}, 1)}
+	return &Signal{db: db, dsn: dsn, log: log, id: uuid.NewString(), notify: make(chan struct{}, 1)}
 }
+
+// notifyGap is the least time between two NOTIFYs of one instance.
+const notifyGap = 10 * time.Millisecond
 
 // Register returns a channel that receives a value after outbox commits;
 // wake-ups coalesce while the receiver is busy.
@@ -99,25 +108,45 @@ func (s *Signal) Run(ctx context.Context) {
 		// Anything committed before LISTEN took hold is found by looking now.
 		s.wakeLocal()
 	}()
+	go s.notifyOthers(ctx)
 	ping := time.NewTicker(60 * time.Second)
 	defer ping.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-l.Notify:
+		case n := <-l.Notify:
 			// nil after a reconnect: notifications may have been lost, so
 			// looking again is the right answer either way.
-			s.wakeLocal()
-		case <-s.notify:
-			nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if _, err := s.db.SQL().ExecContext(nctx, "NOTIFY "+Channel); err != nil && ctx.Err() == nil {
-				s.log.Warn("NOTIFY failed; other instances will find the events by polling", "err", err)
+			if n != nil && n.Extra == s.id {
+				continue // our own: this instance was woken at its commit
 			}
-			cancel()
+			s.wakeLocal()
 		case <-ping.C:
 			// Detects a silently dead listener connection (pq's advice).
 			go func() { _ = l.Ping() }()
+		}
+	}
+}
+
+// notifyOthers sends a NOTIFY after local commits, at most one per
+// notifyGap, until ctx ends.
+func (s *Signal) notifyOthers(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.notify:
+		}
+		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if _, err := s.db.SQL().ExecContext(nctx, "SELECT pg_notify($1, $2)", Channel, s.id); err != nil && ctx.Err() == nil {
+			s.log.Warn("NOTIFY failed; other instances will find the events by polling", "err", err)
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(notifyGap):
 		}
 	}
 }
