@@ -240,16 +240,35 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 }
 
 // recordBatch records answers that reverse nothing in the transaction
-// carried by ctx: each retry and pending payout with its own update, the
-// successes together (see succeedAll).
+// carried by ctx: the successes together (see succeedAll), on PostgreSQL
+// the payouts still pending together (see pendingRows), every other answer
+// with its own update.
 func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 	var paidOut []paid
+	var waiting []answer
 	for _, a := range answers {
-		if a.err == nil && a.res.Status == rails.PayoutSucceeded {
+		switch {
+		case a.err == nil && a.res.Status == rails.PayoutSucceeded:
 			paidOut = append(paidOut, paid{t: a.t, res: a.res})
-			continue
+		case a.err == nil && a.res.Status == rails.PayoutPending && p.s.db.IsPostgres():
+			waiting = append(waiting, a)
+		default:
+			if err := p.record(ctx, a); err != nil {
+				return err
+			}
 		}
-		if err := p.record(ctx, a); err != nil {
+	}
+	if len(waiting) > 0 {
+		now := p.s.clock.Now()
+		n := len(waiting)
+		ids, next, refs, submitted := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		for i, a := range waiting {
+			ids[i], next[i], refs[i] = a.t.ID, stamp(p.nextCheck(a.res, now)), a.res.RailsReference
+			if a.submittedAt != nil {
+				submitted[i] = stamp(*a.submittedAt)
+			}
+		}
+		if err := pendingRows(ctx, p.s.db.Client(ctx), p.opt.Owner, now, ids, next, refs, submitted); err != nil {
 			return err
 		}
 	}
@@ -288,12 +307,8 @@ func mine(c *ent.Client, t *ent.Transaction, owner string) *ent.TransactionUpdat
 func (p *Payouts) pending(ctx context.Context, t *ent.Transaction, res rails.PayoutResult, submittedAt *time.Time) error {
 	ctx = tenant.System(ctx)
 	now := p.s.clock.Now()
-	next := res.NextCheck
-	if !next.After(now) {
-		next = now.Add(p.opt.Recheck)
-	}
 	u := mine(p.s.db.Client(ctx), t, p.opt.Owner).
-		SetNextRunAt(next).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+		SetNextRunAt(p.nextCheck(res, now)).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
 	if res.RailsReference != "" {
 		u.SetRailsReference(res.RailsReference)
 	}
@@ -302,6 +317,14 @@ func (p *Payouts) pending(ctx context.Context, t *ent.Transaction, res rails.Pay
 	}
 	_, err := u.Save(ctx) // no row: no longer ours, and the new owner records
 	return err
+}
+
+// nextCheck is when to ask the rails again about a payout they still hold.
+func (p *Payouts) nextCheck(res rails.PayoutResult, now time.Time) time.Time {
+	if res.NextCheck.After(now) {
+		return res.NextCheck
+	}
+	return now.Add(p.opt.Recheck)
 }
 
 // retry gives the payout back after an error of the rails, to be tried
@@ -354,24 +377,20 @@ func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*e
 		done = done[:0]
 		c := s.db.Client(ctx)
 		now := s.clock.Now()
-		postings := make([]ledger.Posting, 0, len(ps))
-		for _, p := range ps {
-			at := p.res.SettledAt.UTC().Truncate(time.Millisecond) // as stored
+		at := make([]time.Time, len(ps))
+		for i, p := range ps {
+			at[i] = p.res.SettledAt.UTC().Truncate(time.Millisecond) // as stored
 			if p.res.SettledAt.IsZero() {
-				at = now
+				at[i] = now
 			}
-			u := c.Transaction.Update().
-				Where(transaction.ID(p.t.ID), transaction.Status(StatusPending), jobs.Mine(owner)).
-				SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().
-				SetStatus(StatusSuccess).SetSettlementDate(at).SetSettledAt(at)
-			if p.res.RailsReference != "" {
-				u.SetRailsReference(p.res.RailsReference)
-			}
-			n, err := u.Save(ctx)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
+		}
+		moved, err := s.settle(ctx, c, owner, now, ps, at)
+		if err != nil {
+			return err
+		}
+		postings := make([]ledger.Posting, 0, len(ps))
+		for i, p := range ps {
+			if !moved[p.t.ID] {
 				continue // finished already, or no longer ours
 			}
 			// The row as the update left it, without reading it back: the
@@ -379,7 +398,7 @@ func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*e
 			// changes a pending withdrawal.
 			t := *p.t
 			t.UpdatedAt, t.NextRunAt, t.LeaseOwner, t.LeaseUntil = now, nil, nil, nil
-			t.Status, t.SettlementDate, t.SettledAt = StatusSuccess, &at, &at
+			t.Status, t.SettlementDate, t.SettledAt = StatusSuccess, &at[i], &at[i]
 			if ref := p.res.RailsReference; ref != "" {
 				t.RailsReference = &ref
 			}
@@ -392,13 +411,42 @@ func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*e
 		if _, err := s.outbox.EmitAll(ctx, events.WithdrawalSuccess, done); err != nil {
 			return err
 		}
-		_, err := s.ledger.PostAll(ctx, postings)
+		_, err = s.ledger.PostAll(ctx, postings)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return done, nil
+}
+
+// settle moves the withdrawals of ps still pending and leased to owner to
+// success, settled at at, and returns the ids it moved: one statement on
+// PostgreSQL (see settleRows), one conditional update each on SQLite.
+func (s *Service) settle(ctx context.Context, c *ent.Client, owner string, now time.Time, ps []paid, at []time.Time) (map[string]bool, error) {
+	if s.db.IsPostgres() {
+		ids, ats, refs := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+		for i, p := range ps {
+			ids[i], ats[i], refs[i] = p.t.ID, stamp(at[i]), p.res.RailsReference
+		}
+		return settleRows(ctx, c, owner, now, ids, ats, refs)
+	}
+	moved := make(map[string]bool, len(ps))
+	for i, p := range ps {
+		u := c.Transaction.Update().
+			Where(transaction.ID(p.t.ID), transaction.Status(StatusPending), jobs.Mine(owner)).
+			SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().
+			SetStatus(StatusSuccess).SetSettlementDate(at[i]).SetSettledAt(at[i])
+		if p.res.RailsReference != "" {
+			u.SetRailsReference(p.res.RailsReference)
+		}
+		n, err := u.Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		moved[p.t.ID] = n == 1
+	}
+	return moved, nil
 }
 
 // settlePosting completes successful payout t: amount_charged leaves

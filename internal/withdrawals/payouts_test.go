@@ -45,6 +45,20 @@ func TestSucceedAllBatch(t *testing.T) {
 			n, err := c.Transaction.Query().Where(transaction.ReferenceIn(refs...), transaction.SubmittedAtIsNil()).Count(ctx)
 			return err == nil && n == 0
 		})
+		// Submitted and still held by the rails (recorded together on
+		// PostgreSQL): the rails' reference kept, the lease given back, the
+		// next look due when the rails said.
+		submitted, err := c.Transaction.Query().Where(transaction.ReferenceIn(refs...)).All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tx := range submitted {
+			if tx.RailsReference == nil || *tx.RailsReference == "" || tx.LeaseOwner != nil || tx.LeaseUntil != nil ||
+				tx.NextRunAt == nil || !tx.NextRunAt.After(*tx.SubmittedAt) || tx.Status != "pending" {
+				t.Errorf("%s after submission: rails %v, lease %v/%v, next %v, submitted %v, status %s", tx.Reference,
+					tx.RailsReference, tx.LeaseOwner, tx.LeaseUntil, tx.NextRunAt, tx.SubmittedAt, tx.Status)
+			}
+		}
 		e.Clock.Advance(3 * time.Second)
 		now := e.Clock.Now()
 		claimed, err := jobs.Claim(ctx, e.App.DB, "probe", now, time.Minute, 10, transaction.ReferenceIn(refs...))
