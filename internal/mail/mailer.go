@@ -10,6 +10,8 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/emailnotification"
+	"merchantpay/ent/event"
+	"merchantpay/ent/merchant"
 	"merchantpay/ent/predicate"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/jobs"
@@ -87,19 +89,26 @@ func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 
 // Enqueue keeps the e-mail about ev, in the transaction carried by ctx (the
 // dispatcher's fan-out), when ev's type notifies. It is safe to call twice.
+// ev.Payload may be nil (the dispatcher's fan-out does not read payloads):
+// it is then read here, in the same query as the merchant.
 func (m *Mailer) Enqueue(ctx context.Context, ev *ent.Event) error {
 	if !Notifies(ev.Type) {
 		return nil
 	}
 	c := m.db.Client(ctx)
-	mer, err := c.Merchant.Get(ctx, ev.MerchantID)
-	if ent.IsNotFound(err) {
+	mer, payload, err := m.recipient(ctx, ev)
+	if err == nil && mer == nil {
 		// Nobody to write to; failing would hold up every later event.
 		m.cfg.Log.Error("e-mail not queued: the event's merchant does not exist", "event", ev.EventID, "merchant", ev.MerchantID)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if payload != nil {
+		withPayload := *ev
+		withPayload.Payload = payload
+		ev = &withPayload
 	}
 	subject, body := Compose(ev, mer.Name)
 	now := m.clock.Now()
@@ -110,6 +119,42 @@ func (m *Mailer) Enqueue(ctx context.Context, ev *ent.Event) error {
 		SetSubject(subject).SetBody(body).SetStatus(StatusPending).
 		SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).
 		OnConflictColumns(emailnotification.FieldEventID).DoNothing().Exec(ctx)
+}
+
+// recipient reads ev's merchant and, when ev came without it, ev's payload
+// (nil otherwise), in one query; the merchant is nil when it does not exist.
+func (m *Mailer) recipient(ctx context.Context, ev *ent.Event) (*ent.Merchant, []byte, error) {
+	c := m.db.Client(ctx)
+	if ev.Payload != nil {
+		mer, err := c.Merchant.Get(ctx, ev.MerchantID)
+		if ent.IsNotFound(err) {
+			return nil, nil, nil
+		}
+		return mer, nil, err
+	}
+	d := sql.Dialect(m.db.Dialect)
+	mt, et := sql.Table(merchant.Table).As("m"), sql.Table(event.Table).As("e")
+	query, args := d.Select(mt.C(merchant.FieldName), mt.C(merchant.FieldEmail), et.C(event.FieldPayload)).
+		From(mt).Join(et).On(et.C(event.FieldMerchantID), mt.C(merchant.FieldID)).
+		Where(sql.And(sql.EQ(mt.C(merchant.FieldID), ev.MerchantID), sql.EQ(et.C(event.FieldID), ev.ID))).
+		Query()
+	rows, err := c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, nil
+	}
+	mer := &ent.Merchant{ID: ev.MerchantID}
+	var payload []byte
+	if err := rows.Scan(&mer.Name, &mer.Email, &payload); err != nil {
+		return nil, nil, err
+	}
+	return mer, payload, rows.Close()
 }
 
 // Run sends queued e-mails until ctx ends.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"strings"
 
 	"github.com/lib/pq"
 )
@@ -34,6 +35,13 @@ func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	return newCachingConn(conn), nil
 }
+
+// Unprepared marks a statement to be sent unnamed, planned afresh with its
+// parameters' values at every use (two round trips), instead of prepared
+// once: for a statement whose best plan depends on its values or on how
+// big its tables have grown, which a cached generic plan would fix at the
+// first uses' sizes. Put it at the start of the statement's text.
+const Unprepared = "/* unprepared */ "
 
 // The wrapped conn must offer what lib/pq's does; database/sql uses one
 // connection from one goroutine at a time, so the cache needs no lock.
@@ -106,7 +114,7 @@ func (c *cachingConn) forget(query string, err error) {
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if len(args) == 0 {
+	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		// The simple protocol is already one round trip.
 		return c.pqConn.QueryContext(ctx, query, args)
 	}
@@ -122,7 +130,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if len(args) == 0 {
+	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		return c.pqConn.ExecContext(ctx, query, args)
 	}
 	st, err := c.prepared(ctx, query)

@@ -1,11 +1,13 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"merchantpay/ent"
+	"merchantpay/ent/event"
 	"merchantpay/ent/webhookattempt"
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/internal/clock"
@@ -133,9 +135,33 @@ func TestClaimPostgres(t *testing.T) {
 	if none, err := claimPostgres(sys, db, "c", now, until, 10); err != nil || len(none) != 0 {
 		t.Fatalf("third claim: %d, %v", len(none), err)
 	}
+	ep, err := c.WebhookEndpoint.Query().Only(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]string{}
-	for owner, dls := range map[string][]*ent.WebhookDelivery{"a": first, "b": second} {
-		for _, dl := range dls {
+	for owner, claimed := range map[string][]claimedDelivery{"a": first, "b": second} {
+		for _, a := range claimed {
+			dl := a.dl
+			// The endpoint and event come with the claim, as the attempt
+			// uses them.
+			if a.ep == nil || a.ep.ID != ep.ID || a.ep.ID != dl.EndpointID || a.ep.MerchantID != ep.MerchantID ||
+				a.ep.Mode != ep.Mode || a.ep.URL != ep.URL || a.ep.Secret != ep.Secret || a.ep.Secret == "" ||
+				!a.ep.Enabled || a.ep.DeletedAt != nil {
+				t.Fatalf("%s came with endpoint %+v, stored %+v", dl.ID, a.ep, ep)
+			}
+			ev, err := c.Event.Query().Where(event.EventID(dl.EventID)).Only(sys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.ev == nil || a.ev.ID != ev.ID || a.ev.ID != dl.EventSeq || a.ev.EventID != ev.EventID ||
+				a.ev.MerchantID != ev.MerchantID || a.ev.Mode != ev.Mode || a.ev.Type != ev.Type ||
+				!a.ev.CreatedAt.Equal(ev.CreatedAt) || !bytes.Equal(a.ev.Payload, ev.Payload) || len(ev.Payload) == 0 {
+				t.Fatalf("%s came with event %+v, stored %+v", dl.ID, a.ev, ev)
+			}
+			if string(Body(a.ev)) != string(Body(ev)) {
+				t.Fatalf("%s: body %s, want %s", dl.ID, Body(a.ev), Body(ev))
+			}
 			if prev, ok := seen[dl.ID]; ok {
 				t.Fatalf("%s claimed by %s and %s", dl.ID, prev, owner)
 			}
@@ -165,10 +191,20 @@ func TestClaimPostgres(t *testing.T) {
 		t.Fatal("a succeeded delivery was claimed")
 	}
 
-	// Once the leases run out, the deliveries are claimed again.
+	// Once the leases run out, the deliveries are claimed again; a deleted
+	// endpoint comes as deleted (the attempt abandons the delivery).
+	deleted := now.Add(time.Hour)
+	if err := c.WebhookEndpoint.UpdateOneID(ep.ID).SetDeletedAt(deleted).SetEnabled(false).Exec(sys); err != nil {
+		t.Fatal(err)
+	}
 	later := until.Add(time.Second)
 	again, err := claimPostgres(sys, db, "c", later, later.Add(d.cfg.Lease), 10)
 	if err != nil || len(again) != 4 {
 		t.Fatalf("claim after the leases ran out: %d, %v", len(again), err)
+	}
+	for _, a := range again {
+		if a.ep == nil || a.ep.DeletedAt == nil || !a.ep.DeletedAt.Equal(deleted) || a.ep.Enabled || a.ev == nil {
+			t.Fatalf("%s came with endpoint %+v", a.dl.ID, a.ep)
+		}
 	}
 }

@@ -70,7 +70,9 @@ type DispatcherConfig struct {
 	// committed events here or on another instance.
 	Wake <-chan struct{}
 	// FanOut, when not nil, runs for every new event inside the transaction
-	// that creates its deliveries (the e-mail queue).
+	// that creates its deliveries (the e-mail queue). ev has every field
+	// but Payload, which is nil: fan-out does not read the payloads, most
+	// hooks' events do not need them, and a hook that does reads it.
 	FanOut func(ctx context.Context, ev *ent.Event) error
 	Log    *slog.Logger
 }
@@ -326,7 +328,9 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 				// Instances share the backlog instead of queueing on one row.
 				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 			}
-			evs, err := q.All(ctx)
+			// Not the payloads: deliveries do not need them (a claim reads
+			// them for the attempt), and FanOut reads one when it needs it.
+			evs, err := q.Select(fanOutColumns...).All(ctx)
 			if err != nil {
 				return err
 			}
@@ -396,6 +400,12 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 	}
 }
 
+// fanOutColumns are the event columns fan-out reads: all but the payload.
+var fanOutColumns = []string{
+	event.FieldID, event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
+	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut,
+}
+
 // due selects deliveries whose attempt is due and that nobody holds.
 func due(now time.Time) []predicate.WebhookDelivery {
 	return []predicate.WebhookDelivery{
@@ -414,10 +424,17 @@ type claimedDelivery struct {
 	ev *ent.Event
 }
 
-// claim leases up to n due deliveries to this instance (see lease) and
-// reads what their attempts need.
+// claim leases up to n due deliveries to this instance and reads what
+// their attempts need: on PostgreSQL in one statement (claimPostgres), on
+// SQLite through lease, then the endpoints and events of the whole claim
+// with one query each.
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error) {
-	dls, err := d.lease(ctx, d.clock.Now(), n)
+	now := d.clock.Now()
+	if d.db.IsPostgres() {
+		claimed, err := claimPostgres(ctx, d.db, d.owner, now, now.Add(d.cfg.Lease), n)
+		return claimed, store.Classify(err)
+	}
+	dls, err := d.lease(ctx, now, n)
 	if err != nil || len(dls) == 0 {
 		return nil, err
 	}
@@ -451,15 +468,11 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error
 	return out, nil
 }
 
-// lease leases up to n due deliveries and returns them as leased: on
-// PostgreSQL in one statement (claimPostgres), on SQLite through
-// jobs.LeaseRows, each lease a conditional update checked by rows affected.
+// lease leases up to n due deliveries and returns them as leased, on
+// SQLite, through jobs.LeaseRows: each lease a conditional update checked
+// by rows affected.
 func (d *Dispatcher) lease(ctx context.Context, now time.Time, n int) ([]*ent.WebhookDelivery, error) {
 	until := now.Add(d.cfg.Lease)
-	if d.db.IsPostgres() {
-		dls, err := claimPostgres(ctx, d.db, d.owner, now, until, n)
-		return dls, store.Classify(err)
-	}
 	dls, err := jobs.LeaseRows(ctx, d.db, jobs.RowLeaser[*ent.WebhookDelivery]{
 		Candidates: func(ctx context.Context, c *ent.Client, lock bool) ([]*ent.WebhookDelivery, error) {
 			q := c.WebhookDelivery.Query().Where(due(now)...).
@@ -671,37 +684,73 @@ func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *e
 	return nil
 }
 
-// settle adds to upd, an update of deliveries in dl's state (owner,
-// generation, attempts made) that saw out, the move after the attempt: the
-// lease ends; succeeded on 2xx; failed on 410; otherwise the next retry, or
-// failed once the schedule is spent. The update leaves alone a delivery
-// whose lease or generation moved on.
-func (d *Dispatcher) settle(upd *ent.WebhookDeliveryUpdate, dl *ent.WebhookDelivery, out outcome, now time.Time) *ent.WebhookDeliveryUpdate {
-	upd.Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
-		SetAttempts(dl.Attempts + 1).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+// settlement is a delivery's state after an attempt it still holds (see
+// settle); nil fields are left as they are.
+type settlement struct {
+	attempts    int
+	status      *string
+	runAttempts *int
+	next        *time.Time // nil: cleared
+	completed   *time.Time
+	lastStatus  *int    // nil: cleared (no answer)
+	lastErr     *string // nil: cleared
+}
+
+// settlementOf is the move of dl after an attempt that saw out: succeeded
+// on 2xx; failed on 410; otherwise the next retry, or failed once the
+// schedule is spent.
+func (d *Dispatcher) settlementOf(dl *ent.WebhookDelivery, out outcome, now time.Time) settlement {
+	s := settlement{attempts: dl.Attempts + 1}
 	if out.status != 0 {
-		upd.SetLastStatusCode(out.status)
-	} else {
-		upd.ClearLastStatusCode()
+		s.lastStatus = &out.status
 	}
 	if out.err != "" {
-		upd.SetLastError(out.err)
-	} else {
-		upd.ClearLastError()
+		s.lastErr = &out.err
+	}
+	end := func(status string) {
+		s.status, s.completed = &status, &now
 	}
 	switch {
 	case out.succeeded():
-		upd.SetStatus(StatusSucceeded).ClearNextAttemptAt().SetCompletedAt(now)
+		end(StatusSucceeded)
 	case out.status == http.StatusGone:
-		upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+		end(StatusFailed)
 	default:
 		run := dl.RunAttempts + 1
-		upd.SetRunAttempts(run)
+		s.runAttempts = &run
 		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
-			upd.SetNextAttemptAt(now.Add(delay))
+			next := now.Add(delay)
+			s.next = &next
 		} else {
-			upd.SetStatus(StatusFailed).ClearNextAttemptAt().SetCompletedAt(now)
+			end(StatusFailed)
 		}
+	}
+	return s
+}
+
+// settle adds to upd, an update of deliveries in dl's state (owner,
+// generation, attempts made) that saw out, the move after the attempt
+// (settlementOf), and the end of the lease. The update leaves alone a
+// delivery whose lease or generation moved on.
+func (d *Dispatcher) settle(upd *ent.WebhookDeliveryUpdate, dl *ent.WebhookDelivery, out outcome, now time.Time) *ent.WebhookDeliveryUpdate {
+	s := d.settlementOf(dl, out, now)
+	upd.Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
+		SetAttempts(s.attempts).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).
+		SetNillableStatus(s.status).SetNillableRunAttempts(s.runAttempts).SetNillableCompletedAt(s.completed)
+	if s.lastStatus != nil {
+		upd.SetLastStatusCode(*s.lastStatus)
+	} else {
+		upd.ClearLastStatusCode()
+	}
+	if s.lastErr != nil {
+		upd.SetLastError(*s.lastErr)
+	} else {
+		upd.ClearLastError()
+	}
+	if s.next != nil {
+		upd.SetNextAttemptAt(*s.next)
+	} else {
+		upd.ClearNextAttemptAt()
 	}
 	return upd
 }
@@ -782,21 +831,7 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 				break more
 			}
 		}
-		err := d.db.Tx(ctx, func(ctx context.Context) error {
-			if err := insertAttempts(ctx, d.db, batch); err != nil {
-				return err
-			}
-			rest, err := d.advanceSucceeded(ctx, batch)
-			if err != nil {
-				return err
-			}
-			for _, r := range rest {
-				if err := d.advance(ctx, r.dl, r.ep, r.out); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err := d.recordAll(ctx, batch)
 		for _, r := range batch {
 			if err != nil && len(batch) > 1 {
 				r.done(d.record(ctx, r.dl, r.ep, r.out))
@@ -805,6 +840,53 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 			r.done(err)
 		}
 	}
+}
+
+// recordAll records batch in one transaction: on PostgreSQL in one
+// statement (recordPostgres) unless an attempt saw 410 or a delivery comes
+// twice; otherwise with recordInTx.
+func (d *Dispatcher) recordAll(ctx context.Context, batch []recordReq) error {
+	if d.db.IsPostgres() && !store.InTx(ctx) && oneStatement(batch) {
+		return d.recordPostgres(ctx, batch, d.clock.Now())
+	}
+	return d.recordInTx(ctx, batch)
+}
+
+// recordInTx is recordAll's transaction: the attempts in one insert,
+// successes with one update per group, the rest one by one.
+func (d *Dispatcher) recordInTx(ctx context.Context, batch []recordReq) error {
+	return d.db.Tx(ctx, func(ctx context.Context) error {
+		if err := insertAttempts(ctx, d.db, batch); err != nil {
+			return err
+		}
+		rest, err := d.advanceSucceeded(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for _, r := range rest {
+			if err := d.advance(ctx, r.dl, r.ep, r.out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// oneStatement reports whether recordPostgres may record batch: no 410
+// (its endpoint is disabled too) and no delivery twice (one statement
+// updates a row once).
+func oneStatement(batch []recordReq) bool {
+	seen := make(map[string]struct{}, len(batch))
+	for _, r := range batch {
+		if r.out.status == http.StatusGone {
+			return false
+		}
+		if _, ok := seen[r.dl.ID]; ok {
+			return false
+		}
+		seen[r.dl.ID] = struct{}{}
+	}
+	return true
 }
 
 // abandon ends a delivery whose endpoint is gone, without an attempt.

@@ -1,0 +1,88 @@
+package mail_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/ent/emailnotification"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/mail"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+)
+
+// The dispatcher's fan-out hands Enqueue events without their payloads:
+// the e-mail is then written from the payload and merchant read together,
+// the same e-mail as from the whole event; an event whose merchant does
+// not exist queues nothing and holds nothing up.
+func TestEnqueueWithoutPayload(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
+		sys := tenant.System(context.Background())
+		c := db.Client(sys)
+		now := clk.Now()
+		if err := c.Merchant.Create().SetID("m_1").SetName("Ada's Shop").SetEmail("ada@example.com").
+			SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		ob := events.New(db, clk)
+		m := mail.New(db, clk, mail.Config{})
+		whole, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
+		orphan, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_gone", Mode: tenant.Test}, "deposit.success")
+		if len(whole.Payload) == 0 {
+			t.Fatal("the event has no payload to test with")
+		}
+		for _, ev := range []*ent.Event{whole, orphan} {
+			bare := *ev
+			bare.Payload = nil
+			if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, &bare) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := c.EmailNotification.Query().All(sys)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("e-mails queued: %v, %v", got, err)
+		}
+		e := got[0]
+		subject, body := mail.Compose(whole, "Ada's Shop")
+		if e.EventID != whole.EventID || e.ToAddress != "ada@example.com" || e.Subject != subject || e.Body != body ||
+			e.MerchantID != "m_1" || e.Mode != tenant.Test || e.Status != mail.StatusPending {
+			t.Fatalf("e-mail %+v; want subject %q, body %q", e, subject, body)
+		}
+		if len(subject) == 0 || !containsAll(body, "1500.5", "NGN", "Invoice <42> & co") {
+			t.Fatalf("the e-mail does not show the payload: %q", body)
+		}
+		// The whole event writes the same e-mail (a second call keeps the first).
+		if _, err := c.EmailNotification.Delete().Where(emailnotification.ID(e.ID)).Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, whole) }); err != nil {
+			t.Fatal(err)
+		}
+		again, err := c.EmailNotification.Query().Only(sys)
+		if err != nil || again.Subject != subject || again.Body != body {
+			t.Fatalf("from the whole event: %+v, %v", again, err)
+		}
+	})
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		found := false
+		for i := 0; i+len(p) <= len(s); i++ {
+			if s[i:i+len(p)] == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
