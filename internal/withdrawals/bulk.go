@@ -49,7 +49,7 @@ func settleRows(ctx context.Context, c *ent.Client, owner string, now time.Time,
 
 // pendingRowsSQL records that the rails still hold payouts: each is looked
 // at again at its next time, keeps its rails reference and submission time
-// when the answer brought them ('' leaves the stored value), and is given
+// when the answer brought them (” leaves the stored value), and is given
 // back.
 const pendingRowsSQL = `UPDATE transactions AS t SET next_run_at = v.next::timestamptz,
 	rails_reference = COALESCE(NULLIF(v.rails, ''), t.rails_reference),
