@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -213,6 +215,13 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		c := s.db.Client(ctx)
 		now := s.clock.Now()
+		entries := 0
+		for _, p := range out {
+			entries += len(p.Entries)
+		}
+		if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
+			return s.postAndLower(ctx, c, out, d, now)
+		}
 		var rows []*ent.LedgerEntryCreate
 		for i := range out {
 			p := &out[i]
@@ -228,14 +237,7 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 			n := min(len(rows), maxEntriesPerInsert)
 			if err := c.LedgerEntry.CreateBulk(rows[:n]...).Exec(ctx); err != nil {
 				if store.IsUniqueViolation(err) {
-					if len(out) == 1 {
-						return fmt.Errorf("%w: %q", ErrDuplicatePosting, out[0].ID)
-					}
-					ids := make([]string, len(out))
-					for i, p := range out {
-						ids[i] = p.ID
-					}
-					return fmt.Errorf("%w: one of %q", ErrDuplicatePosting, ids)
+					return duplicatePosting(out)
 				}
 				return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
 			}
@@ -310,7 +312,14 @@ func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.T
 	if n == 1 {
 		return nil
 	}
-	// Only on failure: read the balance to say how short it is.
+	return shortfall(ctx, c, d)
+}
+
+// shortfall is the error of a decrease d that its account could not cover
+// (the conditional update matched no row): it reads the balance to say
+// how short it is.
+func shortfall(ctx context.Context, c *ent.Client, d *delta) error {
+	a := d.acct
 	var have Balance
 	if acc, err := c.LedgerAccount.Get(ctx, a.ID()); err == nil {
 		have = balanceOf(acc)
@@ -324,6 +333,94 @@ func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.T
 	}
 	return apperr.New(apperr.InsufficientBalance, "insufficient pending balance: %s %s pending, %s %s needed",
 		money.Format(have.Pending, cur), cur, money.Format(-d.pending, cur), cur)
+}
+
+// onlyLower is the one balance change of plans when there is exactly one
+// and it is a decrease (a merchant paying out, or paying for a swap, to the
+// service's own accounts), else nil.
+func onlyLower(plans [][]*delta) *delta {
+	var only *delta
+	for _, deltas := range plans {
+		for _, d := range deltas {
+			if only != nil {
+				return nil
+			}
+			only = d
+		}
+	}
+	if only == nil || (only.available >= 0 && only.pending >= 0) {
+		return nil
+	}
+	return only
+}
+
+// postAndLower writes postings whose only balance change is the decrease d
+// in one statement on PostgreSQL: the entries' INSERT in a WITH clause,
+// then d's conditional UPDATE, checked by rows affected as lower checks
+// its own. Refused, the entries are in the transaction all the same, which
+// the caller rolls back (as after lower).
+func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, d *delta, now time.Time) error {
+	var b strings.Builder
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString("WITH e AS (INSERT INTO " + ledgerentry.Table + " (" + strings.Join([]string{
+		ledgerentry.FieldPostingID, ledgerentry.FieldSeq, ledgerentry.FieldAccountID, ledgerentry.FieldCurrency,
+		ledgerentry.FieldBucket, ledgerentry.FieldAmount, ledgerentry.FieldTransactionRef, ledgerentry.FieldMemo,
+		ledgerentry.FieldCreatedAt}, ", ") + ") VALUES ")
+	first := true
+	for _, p := range postings {
+		for j, e := range p.Entries {
+			if !first {
+				b.WriteString(", ")
+			}
+			first = false
+			b.WriteString("(" + strings.Join([]string{arg(p.ID), arg(j), arg(e.Account.ID()), arg(string(e.Account.Currency)),
+				arg(string(e.Bucket)), arg(e.Amount), arg(p.TransactionRef), arg(p.Memo), arg(now)}, ", ") + ")")
+		}
+	}
+	b.WriteString(") UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
+	if d.available != 0 {
+		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
+	}
+	if d.pending != 0 {
+		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
+	}
+	b.WriteString(" WHERE " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
+	if d.available < 0 {
+		b.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + arg(-d.available))
+	}
+	if d.pending < 0 {
+		b.WriteString(" AND " + ledgeraccount.FieldPending + " >= " + arg(-d.pending))
+	}
+	res, err := c.ExecContext(ctx, b.String(), args...)
+	if err != nil {
+		if store.IsUniqueViolation(err) {
+			return duplicatePosting(postings)
+		}
+		return store.Classify(fmt.Errorf("ledger: post and debit %s: %w", d.acct.ID(), err))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 1 {
+		return nil
+	}
+	return shortfall(ctx, c, d)
+}
+
+// duplicatePosting is the error of an insert of postings' entries that a
+// unique index refused: a posting id was used before.
+func duplicatePosting(postings []Posting) error {
+	if len(postings) == 1 {
+		return fmt.Errorf("%w: %q", ErrDuplicatePosting, postings[0].ID)
+	}
+	ids := make([]string, len(postings))
+	for i, p := range postings {
+		ids[i] = p.ID
+	}
+	return fmt.Errorf("%w: one of %q", ErrDuplicatePosting, ids)
 }
 
 func (s *Service) pair(p Posting, a, b Entry) (Posting, error) {
