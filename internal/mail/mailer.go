@@ -231,17 +231,20 @@ func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 type outcome struct {
 	e   *ent.EmailNotification
 	set func(*ent.EmailNotificationUpdate)
+	// kept: the e-mail was kept, not sent (no SMTP): the same update for
+	// every such outcome, so they are recorded together.
+	kept bool
 }
 
 // processAll sends the claimed e-mails one by one, then records their
-// outcomes in one database transaction (see jobs.InBatch: should it fail,
-// each is recorded on its own).
+// outcomes in one database transaction (see jobs.InBatchAll: should it
+// fail, each is recorded on its own).
 func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) {
 	outs := make([]outcome, len(rows))
 	for i, e := range rows {
-		outs[i] = outcome{e: e, set: m.process(ctx, e)}
+		outs[i] = outcome{e: e, set: m.process(ctx, e), kept: m.send == nil}
 	}
-	for i, err := range jobs.InBatch(ctx, m.db, outs, m.finish) {
+	for i, err := range jobs.InBatchAll(ctx, m.db, outs, m.finishAll) {
 		if err != nil {
 			m.cfg.Log.Error("recording e-mail outcome failed", "email", outs[i].e.ID, "err", err)
 		}
@@ -255,9 +258,7 @@ func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*en
 	if m.send == nil {
 		m.cfg.Log.Info("e-mail kept (SMTP_URL not set)", "to", e.ToAddress, "subject", e.Subject,
 			"event", e.EventID, "merchant", e.MerchantID, "body", e.Body)
-		return func(u *ent.EmailNotificationUpdate) {
-			u.SetStatus(StatusKept).ClearNextAttemptAt()
-		}
+		return keep
 	}
 	msg := Render(m.from, e.ToAddress, e.Subject, e.Body, e.EventID+"@merchantpay", now)
 	err := m.send(ctx, e.ToAddress, msg)
@@ -284,6 +285,32 @@ func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*en
 			u.SetStatus(StatusFailed).ClearNextAttemptAt()
 		}
 	}
+}
+
+// keep records an e-mail kept without SMTP.
+func keep(u *ent.EmailNotificationUpdate) { u.SetStatus(StatusKept).ClearNextAttemptAt() }
+
+// finishAll records outs in the transaction carried by ctx: the kept ones
+// with one update, the others one by one (see finish).
+func (m *Mailer) finishAll(ctx context.Context, outs []outcome) error {
+	var kept []string
+	for _, o := range outs {
+		if o.kept {
+			kept = append(kept, o.e.ID)
+			continue
+		}
+		if err := m.finish(ctx, o); err != nil {
+			return err
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	u := m.db.Client(ctx).EmailNotification.Update().
+		Where(emailnotification.IDIn(kept...), emailnotification.LeaseOwner(m.owner)).
+		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
+	keep(u)
+	return u.Exec(ctx)
 }
 
 // finish records o and releases the lease, if it is still ours, in the
