@@ -32,7 +32,7 @@ func (a *App) setupEvents() error {
 	})
 	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
 		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate,
-		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.Enqueue, Log: a.Log,
+		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
 	})
 	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log})
 	a.workers = append(a.workers,

@@ -86,3 +86,65 @@ func containsAll(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// A fan-out batch is queued in one call: one e-mail for each notifying
+// event whose merchant exists (two merchants, events with and without
+// their payloads), none for a pending event or an unknown merchant, each
+// the same as Compose writes; and a second call adds nothing.
+func TestEnqueueAllBatch(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
+		sys := tenant.System(context.Background())
+		c := db.Client(sys)
+		now := clk.Now()
+		for id, name := range map[string]string{"m_1": "Ada's Shop", "m_2": "Kofi Ltd"} {
+			if err := c.Merchant.Create().SetID(id).SetName(name).SetEmail(id + "@example.com").
+				SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ob := events.New(db, clk)
+		m := mail.New(db, clk, mail.Config{})
+		emit := func(merchant, typ string) *ent.Event {
+			ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: merchant, Mode: tenant.Test}, typ)
+			return ev
+		}
+		a := emit("m_1", "deposit.success")
+		b := emit("m_2", "withdrawal.failed")
+		cc := emit("m_1", "withdrawal.success")
+		pending := emit("m_1", "withdrawal.pending")
+		orphan := emit("m_gone", "deposit.success")
+		names := map[string]string{"m_1": "Ada's Shop", "m_2": "Kofi Ltd"}
+		batch := []*ent.Event{a, b, cc, pending, orphan}
+		in := make([]*ent.Event, len(batch))
+		for i, ev := range batch {
+			cp := *ev
+			if i%2 == 0 {
+				cp.Payload = nil // as fan-out hands them
+			}
+			in[i] = &cp
+		}
+		for range 2 {
+			if err := db.Tx(sys, func(ctx context.Context) error { return m.EnqueueAll(ctx, in) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := c.EmailNotification.Query().All(sys)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("e-mails queued: %d, %v", len(got), err)
+		}
+		byEvent := map[string]*ent.EmailNotification{}
+		for _, e := range got {
+			byEvent[e.EventID] = e
+		}
+		for _, ev := range []*ent.Event{a, b, cc} {
+			e := byEvent[ev.EventID]
+			subject, body := mail.Compose(ev, names[ev.MerchantID])
+			if e == nil || e.ToAddress != ev.MerchantID+"@example.com" || e.Subject != subject || e.Body != body ||
+				e.MerchantID != ev.MerchantID || e.EventType != ev.Type || e.Status != mail.StatusPending {
+				t.Errorf("e-mail of %s (%s): %+v; want subject %q", ev.EventID, ev.Type, e, subject)
+			}
+		}
+	})
+}

@@ -3,6 +3,8 @@ package mail
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -87,74 +89,80 @@ func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 	return m
 }
 
-// Enqueue keeps the e-mail about ev, in the transaction carried by ctx (the
-// dispatcher's fan-out), when ev's type notifies. It is safe to call twice.
-// ev.Payload may be nil (the dispatcher's fan-out does not read payloads):
-// it is then read here, in the same query as the merchant.
+// Enqueue keeps the e-mail about ev, as EnqueueAll does.
 func (m *Mailer) Enqueue(ctx context.Context, ev *ent.Event) error {
-	if !Notifies(ev.Type) {
+	return m.EnqueueAll(ctx, []*ent.Event{ev})
+}
+
+// EnqueueAll keeps the e-mails about evs whose types notify, in the
+// transaction carried by ctx (the dispatcher's fan-out of a batch): one
+// query for their merchants, one for the payloads the events came without
+// (the fan-out does not read them), one insert. It is safe to call twice
+// for an event. An event whose merchant does not exist queues nothing:
+// failing would hold up every later event.
+func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
+	var notify []*ent.Event
+	merchantIDs := map[string]bool{}
+	var bare []int64
+	for _, ev := range evs {
+		if !Notifies(ev.Type) {
+			continue
+		}
+		notify = append(notify, ev)
+		merchantIDs[ev.MerchantID] = true
+		if ev.Payload == nil {
+			bare = append(bare, ev.ID)
+		}
+	}
+	if len(notify) == 0 {
 		return nil
 	}
 	c := m.db.Client(ctx)
-	mer, payload, err := m.recipient(ctx, ev)
-	if err == nil && mer == nil {
-		// Nobody to write to; failing would hold up every later event.
-		m.cfg.Log.Error("e-mail not queued: the event's merchant does not exist", "event", ev.EventID, "merchant", ev.MerchantID)
-		return nil
-	}
+	mers, err := c.Merchant.Query().Where(merchant.IDIn(slices.Collect(maps.Keys(merchantIDs))...)).
+		Select(merchant.FieldID, merchant.FieldName, merchant.FieldEmail).All(ctx)
 	if err != nil {
 		return err
 	}
-	if payload != nil {
-		withPayload := *ev
-		withPayload.Payload = payload
-		ev = &withPayload
+	byID := make(map[string]*ent.Merchant, len(mers))
+	for _, mer := range mers {
+		byID[mer.ID] = mer
 	}
-	subject, body := Compose(ev, mer.Name)
+	payloads := map[int64][]byte{}
+	if len(bare) > 0 {
+		withPayload, err := c.Event.Query().Where(event.IDIn(bare...)).Select(event.FieldID, event.FieldPayload).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ev := range withPayload {
+			payloads[ev.ID] = ev.Payload
+		}
+	}
 	now := m.clock.Now()
+	rows := make([]*ent.EmailNotificationCreate, 0, len(notify))
+	for _, ev := range notify {
+		mer := byID[ev.MerchantID]
+		if mer == nil {
+			m.cfg.Log.Error("e-mail not queued: the event's merchant does not exist", "event", ev.EventID, "merchant", ev.MerchantID)
+			continue
+		}
+		if ev.Payload == nil {
+			withPayload := *ev
+			withPayload.Payload = payloads[ev.ID]
+			ev = &withPayload
+		}
+		subject, body := Compose(ev, mer.Name)
+		rows = append(rows, c.EmailNotification.Create().
+			SetID("eml_"+uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
+			SetEventID(ev.EventID).SetEventType(ev.Type).SetToAddress(mer.Email).
+			SetSubject(subject).SetBody(body).SetStatus(StatusPending).
+			SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
 	store.AfterCommit(ctx, m.Wake)
-	return c.EmailNotification.Create().
-		SetID("eml_" + uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
-		SetEventID(ev.EventID).SetEventType(ev.Type).SetToAddress(mer.Email).
-		SetSubject(subject).SetBody(body).SetStatus(StatusPending).
-		SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).
+	return c.EmailNotification.CreateBulk(rows...).
 		OnConflictColumns(emailnotification.FieldEventID).DoNothing().Exec(ctx)
-}
-
-// recipient reads ev's merchant and, when ev came without it, ev's payload
-// (nil otherwise), in one query; the merchant is nil when it does not exist.
-func (m *Mailer) recipient(ctx context.Context, ev *ent.Event) (*ent.Merchant, []byte, error) {
-	c := m.db.Client(ctx)
-	if ev.Payload != nil {
-		mer, err := c.Merchant.Get(ctx, ev.MerchantID)
-		if ent.IsNotFound(err) {
-			return nil, nil, nil
-		}
-		return mer, nil, err
-	}
-	d := sql.Dialect(m.db.Dialect)
-	mt, et := sql.Table(merchant.Table).As("m"), sql.Table(event.Table).As("e")
-	query, args := d.Select(mt.C(merchant.FieldName), mt.C(merchant.FieldEmail), et.C(event.FieldPayload)).
-		From(mt).Join(et).On(et.C(event.FieldMerchantID), mt.C(merchant.FieldID)).
-		Where(sql.And(sql.EQ(mt.C(merchant.FieldID), ev.MerchantID), sql.EQ(et.C(event.FieldID), ev.ID))).
-		Query()
-	rows, err := c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, nil, err
-		}
-		return nil, nil, nil
-	}
-	mer := &ent.Merchant{ID: ev.MerchantID}
-	var payload []byte
-	if err := rows.Scan(&mer.Name, &mer.Email, &payload); err != nil {
-		return nil, nil, err
-	}
-	return mer, payload, rows.Close()
 }
 
 // Run sends queued e-mails until ctx ends.

@@ -69,11 +69,12 @@ type DispatcherConfig struct {
 	// Wake, when not nil, makes the dispatcher look at once: the outbox
 	// committed events here or on another instance.
 	Wake <-chan struct{}
-	// FanOut, when not nil, runs for every new event inside the transaction
-	// that creates its deliveries (the e-mail queue). ev has every field
-	// but Payload, which is nil: fan-out does not read the payloads, most
-	// hooks' events do not need them, and a hook that does reads it.
-	FanOut func(ctx context.Context, ev *ent.Event) error
+	// FanOut, when not nil, runs for every batch of new events inside the
+	// transaction that creates their deliveries (the e-mail queue). The
+	// events have every field but Payload, which is nil: fan-out does not
+	// read the payloads, most hooks' events do not need them, and a hook
+	// that does reads them.
+	FanOut func(ctx context.Context, evs []*ent.Event) error
 	Log    *slog.Logger
 }
 
@@ -382,10 +383,10 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 						pairs = append(pairs, newDeliveryPair{ev, ep})
 					}
 				}
-				if d.cfg.FanOut != nil {
-					if err := d.cfg.FanOut(ctx, ev); err != nil {
-						return err
-					}
+			}
+			if d.cfg.FanOut != nil && len(evs) > 0 {
+				if err := d.cfg.FanOut(ctx, evs); err != nil {
+					return err
 				}
 			}
 			// One insert for the batch's deliveries, ids not read back.
