@@ -439,9 +439,12 @@ var (
 				Columns: []*schema.Column{TransactionsColumns[1], TransactionsColumns[2], TransactionsColumns[3], TransactionsColumns[0]},
 			},
 			{
-				Name:    "transaction_next_run_at",
+				Name:    "transaction_type_next_run_at",
 				Unique:  false,
-				Columns: []*schema.Column{TransactionsColumns[47]},
+				Columns: []*schema.Column{TransactionsColumns[8], TransactionsColumns[47]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "next_run_at IS NOT NULL",
+				},
 			},
 		},
 	}

@@ -3,6 +3,7 @@ package schema
 import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 	"github.com/shopspring/decimal"
@@ -79,6 +80,10 @@ func (Transaction) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("merchant_id", "mode", "merchant_reference_key").Unique(),
 		index.Fields("merchant_id", "mode", "created_at", "id"),
-		index.Fields("next_run_at"),
+		// Workers' claims (jobs.Claim): due rows of one type in next_run_at
+		// order. Only rows with work ahead are in it, so a claim of one type
+		// reads none of the other types' pending rows and none of the
+		// finished ones.
+		index.Fields("type", "next_run_at").Annotations(entsql.IndexWhere("next_run_at IS NOT NULL")),
 	}
 }
