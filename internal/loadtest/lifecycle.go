@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,7 @@ import (
 // its events have been fanned out and its e-mail handled. It shows what
 // the background work of a withdrawal costs next to the request's own.
 func lifecycleSuite(ctx context.Context, o options, p *pg) error {
-	const n = 400
+	const n = 2000
 	fmt.Printf("\n== lifecycle: database round trips per withdrawal over its whole life (%d withdrawals, %d clients, all workers; counted on the wire)\n", n, o.clients)
 	proxy, err := newWireProxy(p.base.Host)
 	if err != nil {
@@ -40,6 +41,21 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 	defer db.Close()
 	ben := map[string]any{"email": "ada@example.com", "bank": bank, "account_name": "Ada Obi", "account_number": "0123456789"}
 	proxy.setLabel("lifecycle")
+	profiled := make(chan struct{})
+	defer func() { <-profiled }() // before the service stops
+	if o.profileDir == "" {
+		close(profiled)
+	} else {
+		// The service's CPU profile of the first 8 s: requests and the
+		// background work they cause.
+		go func() {
+			defer close(profiled)
+			path := filepath.Join(o.profileDir, "lifecycle.cpu.pprof")
+			if err := s.cpuProfile(path, 8*time.Second); err != nil {
+				fmt.Println("profile:", err)
+			}
+		}()
+	}
 	cpu0 := sampleCPU(s.cmd.Process.Pid)
 	start := time.Now()
 	var next atomic.Int64
@@ -85,9 +101,12 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 	// Let the last recordings' commits reach the wire.
 	time.Sleep(500 * time.Millisecond)
 	proxy.setLabel("")
-	cpu := cpuSplit(cpu0, sampleCPU(s.cmd.Process.Pid))
+	cpu1 := sampleCPU(s.cmd.Process.Pid)
 	fmt.Printf("%d withdrawals accepted in %.2f s, all settled and notified after %.2f s\n", n, accepted.Seconds(), time.Since(start).Seconds())
-	fmt.Printf("    %s\n", cpu)
+	fmt.Printf("    %s\n", cpuSplit(cpu0, cpu1))
+	perItem := func(a, b time.Duration) float64 { return float64((b - a).Microseconds()) / n }
+	fmt.Printf("CPU per withdrawal, whole life: service %.0f µs, postgres %.0f µs (the proxy's work is the load generator's)\n",
+		perItem(cpu0.service, cpu1.service), perItem(cpu0.postgres, cpu1.postgres))
 	fmt.Printf("round trips per withdrawal, whole life: %.2f\n", float64(proxy.roundTrips("lifecycle"))/n)
 	sts := proxy.statements("lifecycle")
 	sort.SliceStable(sts, func(i, j int) bool { return sts[i].count > sts[j].count })
