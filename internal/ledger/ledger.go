@@ -356,8 +356,8 @@ func onlyLower(plans [][]*delta) *delta {
 
 // postAndLower writes postings whose only balance change is the decrease d
 // in one statement on PostgreSQL: the entries' INSERT in a WITH clause,
-// then d's conditional UPDATE, checked by rows affected as lower checks
-// its own. Refused, the entries are in the transaction all the same, which
+// then d's conditional UPDATE (the hot row's lock last, as in Post),
+// checked by rows affected as lower checks its own. Refused, the entries are in the transaction all the same, which
 // the caller rolls back (as after lower).
 func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, d *delta, now time.Time) error {
 	var b strings.Builder
@@ -381,14 +381,21 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 				arg(string(e.Bucket)), arg(e.Amount), arg(p.TransactionRef), arg(p.Memo), arg(now)}, ", ") + ")")
 		}
 	}
-	b.WriteString(") UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
+	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
+	// a WITH clause nobody reads after the main statement, which would
+	// insert the entries while holding the balance row's lock.
+	entries := 0
+	for _, p := range postings {
+		entries += len(p.Entries)
+	}
+	b.WriteString(" RETURNING 1) UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
 	if d.available != 0 {
 		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
 	}
 	if d.pending != 0 {
 		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
 	}
-	b.WriteString(" WHERE " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
+	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
 	if d.available < 0 {
 		b.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + arg(-d.available))
 	}
