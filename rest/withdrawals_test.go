@@ -994,3 +994,66 @@ func TestWithdrawRestart(t *testing.T) {
 func railsFailed() rails.PayoutResult {
 	return rails.PayoutResult{Status: rails.PayoutFailed, Reason: "refused"}
 }
+
+// A keyed withdrawal's debit runs after its answer is stored (store.Last);
+// a refused debit must still answer, store and replay the refusal, and
+// write nothing. Many keyed withdrawals at once against a balance covering
+// half of them: exactly half are accepted, each key replays its own
+// answer, and the balance ends at zero.
+func TestWithdrawKeyedRefusals(t *testing.T) {
+	wdEach(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Keyed Co")
+		b := wdBankCodes(t, e, m.TestSecret)
+		wdFund(e, m.TestSecret, "NGN", 110.74)
+		body := map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN", "reference": "keyed-short"}
+		r := wdPost(e, m.TestSecret, body, "Idempotency-Key", "short")
+		if r.Status != 422 || r.Code() != "INSUFFICIENT_BALANCE" {
+			t.Fatalf("got %d %s", r.Status, r.Body)
+		}
+		again := wdPost(e, m.TestSecret, body, "Idempotency-Key", "short")
+		if again.Status != 422 || string(again.Body) != string(r.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("replay: %d %s (replayed %q)", again.Status, again.Body, again.Header.Get("Idempotent-Replayed"))
+		}
+		if n := wdCount(t, e, m.TestSecret, ""); n != 0 {
+			t.Errorf("%d withdrawals after a refusal", n)
+		}
+		ctx := tenant.System(context.Background())
+		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n != 0 {
+			t.Errorf("%d events, %v", n, err)
+		}
+		wdWantAvailable(t, e, m.TestSecret, "NGN", "110.74")
+
+		wdFund(e, m.TestSecret, "NGN", json.Number("1996.76")) // 2107.50: 19 × 110.75 + 3.25
+		const n = 38
+		res := make([]*servertest.Resp, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i] = wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"},
+					"Idempotency-Key", fmt.Sprintf("many-%d", i))
+			}()
+		}
+		wg.Wait()
+		count := map[string]int{}
+		for i, r := range res {
+			count[fmt.Sprint(r.Status, r.Code())]++
+			again := wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"},
+				"Idempotency-Key", fmt.Sprintf("many-%d", i))
+			if again.Status != r.Status || string(again.Body) != string(r.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("key %d: %d %s, replayed as %d %s", i, r.Status, r.Body, again.Status, again.Body)
+			}
+		}
+		if count["200"] != 19 || count["422INSUFFICIENT_BALANCE"] != 19 {
+			t.Fatalf("outcomes %v", count)
+		}
+		wdWantAvailable(t, e, m.TestSecret, "NGN", "3.25")
+		if got := wdCount(t, e, m.TestSecret, ""); got != 19 {
+			t.Errorf("%d withdrawals, want 19", got)
+		}
+		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n < 19 {
+			t.Errorf("%d events, %v", n, err)
+		}
+	})
+}

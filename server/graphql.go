@@ -231,16 +231,30 @@ func inspect(body []byte, header string) (key string, mutation bool, err error) 
 	}
 	key = header
 	fields := 0
-	for _, sel := range op.SelectionSet {
-		f, ok := sel.(*ast.Field)
-		if !ok {
-			continue
+	// The operation's top-level fields, those of its fragments included.
+	var walk func(ast.SelectionSet, int)
+	walk = func(set ast.SelectionSet, depth int) {
+		if depth > 10 {
+			fields += 2 // fragments nested this deep: refused with a key
+			return
 		}
-		fields++
-		if key == "" {
-			key = inputKey(f, req.Variables)
+		for _, sel := range set {
+			switch sel := sel.(type) {
+			case *ast.Field:
+				fields++
+				if key == "" {
+					key = inputKey(sel, req.Variables)
+				}
+			case *ast.InlineFragment:
+				walk(sel.SelectionSet, depth+1)
+			case *ast.FragmentSpread:
+				if f := doc.Fragments.ForName(sel.Name); f != nil {
+					walk(f.SelectionSet, depth+1)
+				}
+			}
 		}
 	}
+	walk(op.SelectionSet, 0)
 	if key != "" && fields > 1 {
 		return "", true, apperr.New(apperr.Validation, "an idempotent request holds exactly one mutation")
 	}

@@ -80,3 +80,42 @@ func TestGraphQLMoneyMutations(t *testing.T) {
 		}
 	})
 }
+
+// A keyed GraphQL withdrawal refused for its balance answers the refusal,
+// and replays it; a keyed request may not carry a second mutation, not even
+// through a fragment.
+func TestGraphQLKeyedWithdrawalRefused(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Keyed GQL")
+		e.REST("POST", "/sandbox/balances/fund", m.TestSecret, map[string]any{"currency": "NGN", "amount": 50}).Expect(200)
+		q := `mutation { withdraw(input: {amount: "100", currency: "NGN",
+			beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) { reference } }`
+		r := e.GQL(m.TestSecret, q, nil, "Idempotency-Key", "gql-short")
+		if r.Code() != "INSUFFICIENT_BALANCE" {
+			t.Fatalf("refusal: %s", r.Body)
+		}
+		again := e.GQL(m.TestSecret, q, nil, "Idempotency-Key", "gql-short")
+		if string(again.Body) != string(r.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("replay: %s", again.Body)
+		}
+		bal := e.GQL(m.TestSecret, `{ balances { currency available } }`, nil).GQLData()["balances"].([]any)
+		found := false
+		for _, b := range bal {
+			if b := b.(map[string]any); b["currency"] == "NGN" {
+				found = true
+				if b["available"] != "50" {
+					t.Errorf("NGN balance %v after a refusal", b["available"])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no NGN balance: %v", bal)
+		}
+		two := `mutation { ...Both } fragment Both on Mutation {
+			withdraw(input: {amount: "10", currency: "NGN", beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) { reference }
+			again: withdraw(input: {amount: "10", currency: "NGN", beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) { reference } }`
+		if r := e.GQL(m.TestSecret, two, nil, "Idempotency-Key", "gql-two"); r.Code() != "VALIDATION_ERROR" {
+			t.Errorf("two mutations through a fragment: %s", r.Body)
+		}
+	})
+}

@@ -85,6 +85,10 @@ type Handler func(ctx context.Context) (resp Response, commit bool)
 // commit the same key between that statement's snapshot and its lock, the
 // record's unique index refuses this run's record, this run rolls back and
 // the stored answer is replayed.
+//
+// With a key, what the handler puts off with store.Last (a withdrawal's
+// debit) runs after the answer is stored, right before the commit; should
+// it fail, the request is run again with nothing put off (see once).
 func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, replayed bool, err error) {
 	if req.Key == "" {
 		resp, err = s.run(ctx, h)
@@ -100,7 +104,25 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		return Response{}, false, inUse()
 	}
 	defer s.release(slot)
+	resp, replayed, err = s.once(ctx, req, slot, h, true)
+	if errors.Is(err, errRunInline) {
+		// What the handler put off failed (a balance too low for the
+		// debit): its answer, rendered before, is wrong. Run the request
+		// again with nothing put off, so that the handler meets the error
+		// and answers it.
+		resp, replayed, err = s.once(ctx, req, slot, h, false)
+	}
+	return resp, replayed, err
+}
 
+// errRunInline: a statement the handler put off (store.Last) failed.
+var errRunInline = errors.New("idem: a deferred statement failed")
+
+// once runs a keyed request in one transaction. With deferLast, the
+// handler's store.Last statements run after its answer is stored, right
+// before the commit, so that the row they lock is held for them and the
+// commit only; should one fail, once rolls back and returns errRunInline.
+func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, deferLast bool) (resp Response, replayed bool, err error) {
 	if !s.db.IsPostgres() {
 		// SQLite has one writer: a replay is read without taking it.
 		sys := tenant.System(ctx)
@@ -117,6 +139,9 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after commit
 	txCtx := store.WithTx(ctx, tx)
+	if deferLast {
+		txCtx = store.WithLast(txCtx)
+	}
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
@@ -156,6 +181,10 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 			}
 			return Response{}, false, err
 		}
+	}
+	if err := store.RunLast(txCtx); err != nil {
+		_ = tx.Rollback()
+		return Response{}, false, errRunInline
 	}
 	if err := tx.Commit(); err != nil {
 		if store.IsUniqueViolation(err) {

@@ -451,8 +451,11 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 		if _, err := s.outbox.Emit(ctx, events.WithdrawalPending, t); err != nil {
 			return err
 		}
-		// Last: the debit locks the merchant's balance row until the commit.
-		if err := s.debit(ctx, tn, t, tm); err != nil {
+		// Last: the debit locks the merchant's balance row until the
+		// commit. A keyed request's transaction puts it off further, after
+		// its stored answer (store.Last; a refusal then runs the request
+		// again without that, and answers the refusal).
+		if err := store.Last(ctx, func(ctx context.Context) error { return s.debit(ctx, tn, t, tm) }); err != nil {
 			return err
 		}
 		store.AfterCommit(ctx, s.waker.Wake)
