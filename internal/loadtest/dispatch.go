@@ -46,10 +46,7 @@ func dispatchSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer s.stop()
-	bank, err := s.bankCode(m.Secret)
-	if err != nil {
-		return err
-	}
+	bank := m.Bank
 	// One real withdrawal gives the payload every benchmark event carries.
 	var env struct {
 		Data struct {

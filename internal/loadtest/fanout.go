@@ -30,10 +30,7 @@ func fanoutSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer s.stop()
-	bank, err := s.bankCode(m.Secret)
-	if err != nil {
-		return err
-	}
+	bank := m.Bank
 	before, err := s.mem()
 	if err != nil {
 		return err

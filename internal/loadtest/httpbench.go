@@ -216,10 +216,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer s.stop()
-	bank, err := s.bankCode(m.Secret)
-	if err != nil {
-		return err
-	}
+	bank := m.Bank
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 			return err

@@ -30,10 +30,7 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer s.stop()
-	bank, err := s.bankCode(m.Secret)
-	if err != nil {
-		return err
-	}
+	bank := m.Bank
 	db, err := sql.Open("postgres", dbURL)
 	if err != nil {
 		return err

@@ -277,6 +277,8 @@ func rss() uint64 {
 type merchant struct {
 	ID     string `json:"merchant_id"`
 	Secret string `json:"test_secret_key"`
+	// Bank is a Nigerian bank code from the service's list (setup sets it).
+	Bank string `json:"-"`
 }
 
 // createMerchant makes a merchant with the service's own CLI command.
@@ -337,7 +339,8 @@ func (s *service) call(method, path, key string, body any, out any) (int, error)
 	return res.StatusCode, nil
 }
 
-// setup starts a service on a fresh database with a funded merchant.
+// setup starts a service on a fresh database with a funded merchant and
+// finds a bank code for its withdrawals.
 func setup(ctx context.Context, o options, p *pg, prefix string, workers bool, env ...string) (*service, merchant, string, error) {
 	dbURL, err := p.create(ctx, prefix)
 	if err != nil {
@@ -366,6 +369,10 @@ func setup(ctx context.Context, o options, p *pg, prefix string, workers bool, e
 			s.stop()
 			return nil, merchant{}, "", err
 		}
+	}
+	if m.Bank, err = s.bankCode(m.Secret); err != nil {
+		s.stop()
+		return nil, merchant{}, "", err
 	}
 	return s, m, dbURL, nil
 }
