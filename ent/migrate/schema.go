@@ -56,11 +56,6 @@ var (
 		PrimaryKey: []*schema.Column{CryptoPayEnrolmentsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "cryptopayenrolment_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{CryptoPayEnrolmentsColumns[1], CryptoPayEnrolmentsColumns[2]},
-			},
-			{
 				Name:    "crypto_pay_enrolments_tenant_unique",
 				Unique:  true,
 				Columns: []*schema.Column{CryptoPayEnrolmentsColumns[1], CryptoPayEnrolmentsColumns[2]},
@@ -94,14 +89,14 @@ var (
 		PrimaryKey: []*schema.Column{EmailNotificationsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "emailnotification_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{EmailNotificationsColumns[1], EmailNotificationsColumns[2]},
-			},
-			{
 				Name:    "emailnotification_status_next_attempt_at",
 				Unique:  false,
 				Columns: []*schema.Column{EmailNotificationsColumns[8], EmailNotificationsColumns[10]},
+			},
+			{
+				Name:    "emailnotification_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{EmailNotificationsColumns[1], EmailNotificationsColumns[2]},
 			},
 		},
 	}
@@ -123,11 +118,6 @@ var (
 		Columns:    EventsColumns,
 		PrimaryKey: []*schema.Column{EventsColumns[0]},
 		Indexes: []*schema.Index{
-			{
-				Name:    "event_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[1], EventsColumns[2]},
-			},
 			{
 				Name:    "event_fanned_out_id",
 				Unique:  false,
@@ -167,11 +157,6 @@ var (
 		Columns:    FiatAccountsColumns,
 		PrimaryKey: []*schema.Column{FiatAccountsColumns[0]},
 		Indexes: []*schema.Index{
-			{
-				Name:    "fiataccount_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{FiatAccountsColumns[1], FiatAccountsColumns[2]},
-			},
 			{
 				Name:    "fiataccount_merchant_id_mode_reference",
 				Unique:  true,
@@ -424,11 +409,6 @@ var (
 		PrimaryKey: []*schema.Column{TransactionsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "transaction_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{TransactionsColumns[1], TransactionsColumns[2]},
-			},
-			{
 				Name:    "transaction_merchant_id_mode_merchant_reference_key",
 				Unique:  true,
 				Columns: []*schema.Column{TransactionsColumns[1], TransactionsColumns[2], TransactionsColumns[7]},
@@ -469,11 +449,6 @@ var (
 		PrimaryKey: []*schema.Column{WalletsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "wallet_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{WalletsColumns[1], WalletsColumns[2]},
-			},
-			{
 				Name:    "wallet_merchant_id_mode_reference",
 				Unique:  true,
 				Columns: []*schema.Column{WalletsColumns[1], WalletsColumns[2], WalletsColumns[5]},
@@ -506,14 +481,14 @@ var (
 		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "webhookattempt_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{WebhookAttemptsColumns[1], WebhookAttemptsColumns[2]},
-			},
-			{
 				Name:    "webhookattempt_delivery_id_number",
 				Unique:  false,
 				Columns: []*schema.Column{WebhookAttemptsColumns[3], WebhookAttemptsColumns[4]},
+			},
+			{
+				Name:    "webhookattempt_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[1], WebhookAttemptsColumns[2]},
 			},
 		},
 	}
@@ -547,11 +522,6 @@ var (
 		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "webhookdelivery_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[2]},
-			},
-			{
 				Name:    "webhookdelivery_event_id_endpoint_id",
 				Unique:  true,
 				Columns: []*schema.Column{WebhookDeliveriesColumns[4], WebhookDeliveriesColumns[6]},
@@ -565,6 +535,11 @@ var (
 				Name:    "webhookdelivery_endpoint_id_status",
 				Unique:  false,
 				Columns: []*schema.Column{WebhookDeliveriesColumns[6], WebhookDeliveriesColumns[8]},
+			},
+			{
+				Name:    "webhookdelivery_merchant_id_mode",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[2]},
 			},
 		},
 	}
@@ -588,11 +563,6 @@ var (
 		Columns:    WebhookEndpointsColumns,
 		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
 		Indexes: []*schema.Index{
-			{
-				Name:    "webhookendpoint_merchant_id_mode",
-				Unique:  false,
-				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[2]},
-			},
 			{
 				Name:    "webhookendpoint_merchant_id_mode_created_at_id",
 				Unique:  false,

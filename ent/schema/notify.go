@@ -75,6 +75,7 @@ func (WebhookDelivery) Indexes() []ent.Index {
 		index.Fields("event_id", "endpoint_id").Unique(),
 		index.Fields("status", "next_attempt_at"),
 		index.Fields("endpoint_id", "status"),
+		tenantIndex(),
 	}
 }
 
@@ -102,7 +103,7 @@ func (WebhookAttempt) Fields() []ent.Field {
 }
 
 func (WebhookAttempt) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("delivery_id", "number")}
+	return []ent.Index{index.Fields("delivery_id", "number"), tenantIndex()}
 }
 
 // EmailNotification is the e-mail about one event to the merchant's address.
@@ -136,5 +137,5 @@ func (EmailNotification) Fields() []ent.Field {
 }
 
 func (EmailNotification) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("status", "next_attempt_at")}
+	return []ent.Index{index.Fields("status", "next_attempt_at"), tenantIndex()}
 }

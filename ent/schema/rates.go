@@ -48,6 +48,8 @@ type Quote struct{ ent.Schema }
 
 func (Quote) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+func (Quote) Indexes() []ent.Index { return []ent.Index{tenantIndex()} }
+
 func (Quote) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("id").Immutable().NotEmpty().Comment("the quote reference"),
