@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -42,6 +43,10 @@ func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // big its tables have grown, which a cached generic plan would fix at the
 // first uses' sizes. Put it at the start of the statement's text.
 const Unprepared = "/* unprepared */ "
+
+// PGTime writes t as lib/pq writes a time parameter, for a text array
+// element the statement casts to timestamptz[].
+func PGTime(t time.Time) string { return string(pq.FormatTimestamp(t)) }
 
 // The wrapped conn must offer what lib/pq's does; database/sql uses one
 // connection from one goroutine at a time, so the cache needs no lock.

@@ -280,13 +280,13 @@ func (d *Dispatcher) recordPostgres(ctx context.Context, batch []recordReq, now 
 		attempts[i] = pgInt(s.attempts)
 		statuses[i] = pgNullable(s.status, func(v string) string { return v })
 		runs[i] = pgNullable(s.runAttempts, strconv.Itoa)
-		nexts[i] = pgNullable(s.next, pgTime)
-		dones[i] = pgNullable(s.completed, pgTime)
+		nexts[i] = pgNullable(s.next, store.PGTime)
+		dones[i] = pgNullable(s.completed, store.PGTime)
 		codes[i] = pgNullable(s.lastStatus, strconv.Itoa)
 		errs[i] = pgNullable(s.lastErr, func(v string) string { return v })
 		merchants[i] = pgText(r.dl.MerchantID)
 		modes[i] = pgText(r.dl.Mode)
-		starts[i] = pgText(pgTime(r.out.started))
+		starts[i] = pgText(store.PGTime(r.out.started))
 		latencies[i] = pgText(strconv.FormatInt(r.out.latency.Milliseconds(), 10))
 		bodies[i] = pgText(r.out.body)
 		oks[i] = pgText(strconv.FormatBool(r.out.succeeded()))
@@ -323,32 +323,7 @@ func pgNullable[T any](v *T, format func(T) string) *string {
 	return pgText(format(*v))
 }
 
-// pgTime writes t as lib/pq writes a time parameter.
-func pgTime(t time.Time) string { return string(pq.FormatTimestamp(t)) }
-
-// Value is the array in PostgreSQL's text form, a parameter the statement
-// casts to its element type: every element quoted and escaped for the
-// array parser.
-func (a pgArray) Value() (driver.Value, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, e := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if e == nil {
-			b.WriteString("NULL")
-			continue
-		}
-		b.WriteByte('"')
-		for _, r := range []byte(*e) {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(r)
-		}
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String(), nil
-}
+// Value is the array in PostgreSQL's text form (lib/pq's GenericArray: a
+// nil element is NULL, the others quoted and escaped), a parameter the
+// statement casts to its element type.
+func (a pgArray) Value() (driver.Value, error) { return pq.GenericArray{A: []*string(a)}.Value() }

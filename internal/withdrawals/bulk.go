@@ -20,9 +20,6 @@ import (
 // every pass once it had grown (237 scans, 275,000 rows read in a 5 s
 // phase). SQLite, one writer in this process, updates row by row.
 
-// stamp is a time as PostgreSQL reads it back exactly.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // settleRows moves the withdrawals of ps that are still pending and leased
 // to owner to success, as succeedAll describes, in one statement, and
 // returns the ids it moved.

@@ -15,6 +15,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 )
 
@@ -240,9 +241,9 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 }
 
 // recordBatch records answers that reverse nothing in the transaction
-// carried by ctx: the successes together (see succeedAll), on PostgreSQL
-// the payouts still pending together (see pendingRows), every other answer
-// with its own update.
+// carried by ctx: the payouts still pending together (see pendingAll), the
+// successes together (see succeedAll), every other answer with its own
+// update.
 func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 	var paidOut []paid
 	var waiting []answer
@@ -250,7 +251,7 @@ func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 		switch {
 		case a.err == nil && a.res.Status == rails.PayoutSucceeded:
 			paidOut = append(paidOut, paid{t: a.t, res: a.res})
-		case a.err == nil && a.res.Status == rails.PayoutPending && p.s.db.IsPostgres():
+		case a.err == nil && a.res.Status == rails.PayoutPending:
 			waiting = append(waiting, a)
 		default:
 			if err := p.record(ctx, a); err != nil {
@@ -258,25 +259,41 @@ func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 			}
 		}
 	}
-	if len(waiting) > 0 {
-		now := p.s.clock.Now()
-		n := len(waiting)
-		ids, next, refs, submitted := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		for i, a := range waiting {
-			ids[i], next[i], refs[i] = a.t.ID, stamp(p.nextCheck(a.res, now)), a.res.RailsReference
-			if a.submittedAt != nil {
-				submitted[i] = stamp(*a.submittedAt)
-			}
-		}
-		if err := pendingRows(ctx, p.s.db.Client(ctx), p.opt.Owner, now, ids, next, refs, submitted); err != nil {
-			return err
-		}
+	if err := p.pendingAll(ctx, waiting); err != nil {
+		return err
 	}
 	if len(paidOut) == 0 {
 		return nil
 	}
 	_, err := p.s.succeedAll(ctx, p.opt.Owner, paidOut)
 	return err
+}
+
+// pendingAll records the answers of payouts the rails still hold (see
+// pending): one statement on PostgreSQL (see pendingRows), one conditional
+// update each on SQLite.
+func (p *Payouts) pendingAll(ctx context.Context, waiting []answer) error {
+	if len(waiting) == 0 {
+		return nil
+	}
+	if !p.s.db.IsPostgres() {
+		for _, a := range waiting {
+			if err := p.pending(ctx, a.t, a.res, a.submittedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	now := p.s.clock.Now()
+	n := len(waiting)
+	ids, next, refs, submitted := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, a := range waiting {
+		ids[i], next[i], refs[i] = a.t.ID, store.PGTime(p.nextCheck(a.res, now)), a.res.RailsReference
+		if a.submittedAt != nil {
+			submitted[i] = store.PGTime(*a.submittedAt)
+		}
+	}
+	return pendingRows(ctx, p.s.db.Client(ctx), p.opt.Owner, now, ids, next, refs, submitted)
 }
 
 // record moves the payout on by the rails' answer, in the transaction
@@ -427,14 +444,13 @@ func (s *Service) settle(ctx context.Context, c *ent.Client, owner string, now t
 	if s.db.IsPostgres() {
 		ids, ats, refs := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
 		for i, p := range ps {
-			ids[i], ats[i], refs[i] = p.t.ID, stamp(at[i]), p.res.RailsReference
+			ids[i], ats[i], refs[i] = p.t.ID, store.PGTime(at[i]), p.res.RailsReference
 		}
 		return settleRows(ctx, c, owner, now, ids, ats, refs)
 	}
 	moved := make(map[string]bool, len(ps))
 	for i, p := range ps {
-		u := c.Transaction.Update().
-			Where(transaction.ID(p.t.ID), transaction.Status(StatusPending), jobs.Mine(owner)).
+		u := mine(c, p.t, owner).
 			SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().
 			SetStatus(StatusSuccess).SetSettlementDate(at[i]).SetSettledAt(at[i])
 		if p.res.RailsReference != "" {
