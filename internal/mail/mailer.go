@@ -239,9 +239,6 @@ func (m *Mailer) claim(ctx context.Context) ([]*ent.EmailNotification, error) {
 type outcome struct {
 	e   *ent.EmailNotification
 	set func(*ent.EmailNotificationUpdate)
-	// kept: the e-mail was kept, not sent (no SMTP): the same update for
-	// every such outcome, so they are recorded together.
-	kept bool
 }
 
 // processAll sends the claimed e-mails one by one, then records their
@@ -250,7 +247,7 @@ type outcome struct {
 func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) {
 	outs := make([]outcome, len(rows))
 	for i, e := range rows {
-		outs[i] = outcome{e: e, set: m.process(ctx, e), kept: m.send == nil}
+		outs[i] = outcome{e: e, set: m.process(ctx, e)}
 	}
 	for i, err := range jobs.InBatchAll(ctx, m.db, outs, m.finishAll) {
 		if err != nil {
@@ -298,36 +295,40 @@ func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*en
 // keep records an e-mail kept without SMTP.
 func keep(u *ent.EmailNotificationUpdate) { u.SetStatus(StatusKept).ClearNextAttemptAt() }
 
-// finishAll records outs in the transaction carried by ctx: the kept ones
-// with one update, the others one by one (see finish).
+// finishAll records outs in the transaction carried by ctx. Without SMTP
+// every e-mail was kept, the same update for all: one for the batch;
+// otherwise one each (see finish).
 func (m *Mailer) finishAll(ctx context.Context, outs []outcome) error {
-	var kept []string
-	for _, o := range outs {
-		if o.kept {
-			kept = append(kept, o.e.ID)
-			continue
+	if m.send == nil {
+		ids := make([]string, len(outs))
+		for i, o := range outs {
+			ids[i] = o.e.ID
 		}
+		u := m.release(ctx, ids...)
+		keep(u)
+		return u.Exec(ctx)
+	}
+	for _, o := range outs {
 		if err := m.finish(ctx, o); err != nil {
 			return err
 		}
 	}
-	if len(kept) == 0 {
-		return nil
-	}
-	u := m.db.Client(ctx).EmailNotification.Update().
-		Where(emailnotification.IDIn(kept...), emailnotification.LeaseOwner(m.owner)).
-		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
-	keep(u)
-	return u.Exec(ctx)
+	return nil
 }
 
 // finish records o and releases the lease, if it is still ours, in the
 // transaction carried by ctx.
 func (m *Mailer) finish(ctx context.Context, o outcome) error {
-	u := m.db.Client(ctx).EmailNotification.Update().
-		Where(emailnotification.ID(o.e.ID), emailnotification.LeaseOwner(m.owner)).
-		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
+	u := m.release(ctx, o.e.ID)
 	o.set(u)
 	_, err := u.Save(ctx)
 	return err
+}
+
+// release is the update of the e-mails ids that ends their lease, if it is
+// still ours; the caller adds the outcome.
+func (m *Mailer) release(ctx context.Context, ids ...string) *ent.EmailNotificationUpdate {
+	return m.db.Client(ctx).EmailNotification.Update().
+		Where(emailnotification.IDIn(ids...), emailnotification.LeaseOwner(m.owner)).
+		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
 }
