@@ -220,7 +220,7 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 			entries += len(p.Entries)
 		}
 		if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
-			return s.postAndLower(ctx, c, out, d, now)
+			return s.postAndLower(ctx, c, out, entries, d, now)
 		}
 		var rows []*ent.LedgerEntryCreate
 		for i := range out {
@@ -357,9 +357,10 @@ func onlyLower(plans [][]*delta) *delta {
 // postAndLower writes postings whose only balance change is the decrease d
 // in one statement on PostgreSQL: the entries' INSERT in a WITH clause,
 // then d's conditional UPDATE (the hot row's lock last, as in Post),
-// checked by rows affected as lower checks its own. Refused, the entries are in the transaction all the same, which
-// the caller rolls back (as after lower).
-func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, d *delta, now time.Time) error {
+// checked by rows affected as lower checks its own; entries is how many
+// the postings hold. Refused, the entries are in the transaction all the
+// same, which the caller rolls back (as after lower).
+func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time) error {
 	var b strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -384,10 +385,6 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
 	// a WITH clause nobody reads after the main statement, which would
 	// insert the entries while holding the balance row's lock.
-	entries := 0
-	for _, p := range postings {
-		entries += len(p.Entries)
-	}
 	b.WriteString(" RETURNING 1) UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
 	if d.available != 0 {
 		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
