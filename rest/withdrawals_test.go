@@ -846,22 +846,13 @@ func TestWithdrawConcurrent(t *testing.T) {
 		b := wdBankCodes(t, e, m.TestSecret)
 		// Exactly 100 withdrawals of 100 NGN plus the 10.75 fee.
 		wdFund(e, m.TestSecret, "NGN", 11075)
-		const n = 200
-		codes := make([]string, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN",
-					"reference": fmt.Sprintf("busy-%d", i)})
-				codes[i] = fmt.Sprint(r.Status, r.Code())
-			}()
-		}
-		wg.Wait()
+		res := wdAtOnce(200, func(i int) *servertest.Resp {
+			return wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN",
+				"reference": fmt.Sprintf("busy-%d", i)})
+		})
 		count := map[string]int{}
-		for _, c := range codes {
-			count[c]++
+		for _, r := range res {
+			count[fmt.Sprint(r.Status, r.Code())]++
 		}
 		if count["200"] != 100 || count["422INSUFFICIENT_BALANCE"] != 100 {
 			t.Fatalf("outcomes %v", count)
@@ -897,17 +888,9 @@ func TestWithdrawIdempotencyKeyRace(t *testing.T) {
 		b := wdBankCodes(t, e, m.TestSecret)
 		wdFund(e, m.TestSecret, "NGN", 1000)
 		body, _ := json.Marshal(map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"})
-		const n = 20
-		res := make([]*servertest.Resp, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i] = wdPost(e, m.TestSecret, body, "Idempotency-Key", "pay-once")
-			}()
-		}
-		wg.Wait()
+		res := wdAtOnce(20, func(int) *servertest.Resp {
+			return wdPost(e, m.TestSecret, body, "Idempotency-Key", "pay-once")
+		})
 		var first []byte
 		for i, r := range res {
 			switch {
@@ -1024,18 +1007,10 @@ func TestWithdrawKeyedRefusals(t *testing.T) {
 		wdWantAvailable(t, e, m.TestSecret, "NGN", "110.74")
 
 		wdFund(e, m.TestSecret, "NGN", json.Number("1996.76")) // 2107.50: 19 × 110.75 + 3.25
-		const n = 38
-		res := make([]*servertest.Resp, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i] = wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"},
-					"Idempotency-Key", fmt.Sprintf("many-%d", i))
-			}()
-		}
-		wg.Wait()
+		res := wdAtOnce(38, func(i int) *servertest.Resp {
+			return wdPost(e, m.TestSecret, map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"},
+				"Idempotency-Key", fmt.Sprintf("many-%d", i))
+		})
 		count := map[string]int{}
 		for i, r := range res {
 			count[fmt.Sprint(r.Status, r.Code())]++
@@ -1056,4 +1031,20 @@ func TestWithdrawKeyedRefusals(t *testing.T) {
 			t.Errorf("%d events, %v", n, err)
 		}
 	})
+}
+
+// wdAtOnce makes n calls of call at once and returns their answers in
+// order.
+func wdAtOnce(n int, call func(i int) *servertest.Resp) []*servertest.Resp {
+	res := make([]*servertest.Resp, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = call(i)
+		}()
+	}
+	wg.Wait()
+	return res
 }

@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"merchantpay/internal/events"
 	"merchantpay/internal/events/eventtest"
 	"merchantpay/internal/mail"
+	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 )
@@ -21,17 +23,8 @@ import (
 // not exist queues nothing and holds nothing up.
 func TestEnqueueWithoutPayload(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
-		db := testdb.Open(t, url)
-		clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
-		sys := tenant.System(context.Background())
+		db, sys, ob, m := newMailEnv(t, url, [3]string{"m_1", "Ada's Shop", "ada@example.com"})
 		c := db.Client(sys)
-		now := clk.Now()
-		if err := c.Merchant.Create().SetID("m_1").SetName("Ada's Shop").SetEmail("ada@example.com").
-			SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
-			t.Fatal(err)
-		}
-		ob := events.New(db, clk)
-		m := mail.New(db, clk, mail.Config{})
 		whole, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
 		orphan, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_gone", Mode: tenant.Test}, "deposit.success")
 		if len(whole.Payload) == 0 {
@@ -73,18 +66,28 @@ func TestEnqueueWithoutPayload(t *testing.T) {
 
 func containsAll(s string, parts ...string) bool {
 	for _, p := range parts {
-		found := false
-		for i := 0; i+len(p) <= len(s); i++ {
-			if s[i:i+len(p)] == p {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !strings.Contains(s, p) {
 			return false
 		}
 	}
 	return true
+}
+
+// newMailEnv opens a database with the merchants given as (id, name,
+// e-mail), an outbox and a mailer without SMTP, on a fake clock.
+func newMailEnv(t *testing.T, url string, merchants ...[3]string) (*store.DB, context.Context, *events.Outbox, *mail.Mailer) {
+	t.Helper()
+	db := testdb.Open(t, url)
+	clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
+	sys := tenant.System(context.Background())
+	now := clk.Now()
+	for _, mer := range merchants {
+		if err := db.Client(sys).Merchant.Create().SetID(mer[0]).SetName(mer[1]).SetEmail(mer[2]).
+			SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db, sys, events.New(db, clk), mail.New(db, clk, mail.Config{})
 }
 
 // A fan-out batch is queued in one call: one e-mail for each notifying
@@ -93,19 +96,9 @@ func containsAll(s string, parts ...string) bool {
 // the same as Compose writes; and a second call adds nothing.
 func TestEnqueueAllBatch(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
-		db := testdb.Open(t, url)
-		clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
-		sys := tenant.System(context.Background())
+		db, sys, ob, m := newMailEnv(t, url,
+			[3]string{"m_1", "Ada's Shop", "m_1@example.com"}, [3]string{"m_2", "Kofi Ltd", "m_2@example.com"})
 		c := db.Client(sys)
-		now := clk.Now()
-		for id, name := range map[string]string{"m_1": "Ada's Shop", "m_2": "Kofi Ltd"} {
-			if err := c.Merchant.Create().SetID(id).SetName(name).SetEmail(id + "@example.com").
-				SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ob := events.New(db, clk)
-		m := mail.New(db, clk, mail.Config{})
 		emit := func(merchant, typ string) *ent.Event {
 			ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: merchant, Mode: tenant.Test}, typ)
 			return ev
