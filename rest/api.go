@@ -89,7 +89,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	p, err := Authenticate(ctx, a.deps.Auth, r.Header)
+	p, fast, found, err := a.withKey(ctx, rt, r, params)
+	if err == nil && !found {
+		p, err = Authenticate(ctx, a.deps.Auth, r.Header)
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -117,6 +120,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Body = body
 	}
+	if found {
+		writeJSON(w, statusOf(fast), renderOK(fast), false)
+		return
+	}
 	if r.Method != http.MethodPost || rt.Lookup {
 		res, err := rt.Handle(ctx, req)
 		if err != nil {
@@ -143,6 +150,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, resp.Status, resp.Body, replayed)
+}
+
+// withKey runs rt's WithKey, if it has one. Its answer is written only
+// after the same checks as any other route's (key kind, rate limit).
+func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params map[string]string) (merchants.Principal, Result, bool, error) {
+	key := KeyFrom(r.Header)
+	if rt.WithKey == nil || key == "" {
+		return merchants.Principal{}, Result{}, false, nil
+	}
+	return rt.WithKey(ctx, key, &Request{HTTP: r, Params: params})
 }
 
 const jsonType = "application/json; charset=utf-8"

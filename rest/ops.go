@@ -8,6 +8,7 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/swaps"
@@ -19,6 +20,7 @@ import (
 
 // Ops are the operations behind the routes.
 type Ops struct {
+	Merchants    *merchants.Service
 	Wallets      *wallets.Service
 	Ledger       *ledger.Service
 	Transactions *transactions.Service
@@ -47,7 +49,7 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodPost, Pattern: "/sandbox/balances/fund", Handle: o.fundBalance, Sandbox: true},
 		{Method: http.MethodPost, Pattern: "/sandbox/deposits/bank-transfer", Handle: o.simulateBankTransfer, Sandbox: true},
 		{Method: http.MethodGet, Pattern: "/transactions", Handle: o.listTransactions},
-		{Method: http.MethodGet, Pattern: "/transactions/{reference}", Handle: o.getTransaction},
+		{Method: http.MethodGet, Pattern: "/transactions/{reference}", Handle: o.getTransaction, WithKey: o.getTransactionWithKey},
 		{Method: http.MethodPost, Pattern: "/transactions/swap", Handle: o.createSwap},
 		{Method: http.MethodPost, Pattern: "/transactions/withdraw", Handle: o.withdraw},
 		{Method: http.MethodPost, Pattern: "/transactions/deposit", Handle: o.startDeposit},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/txview"
 )
@@ -13,8 +14,20 @@ func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Message: "Transaction retrieved successfully", Data: t}, nil
+	return Result{Message: transactionRetrieved, Data: t}, nil
 }
+
+// getTransactionWithKey is getTransaction with the authentication in its
+// look-up's statement.
+func (o *Ops) getTransactionWithKey(ctx context.Context, key string, r *Request) (merchants.Principal, Result, bool, error) {
+	p, t, found, err := o.Transactions.GetWithKey(ctx, o.Merchants, key, r.Param("reference"))
+	if !found || err != nil {
+		return p, Result{}, found, err
+	}
+	return p, Result{Message: transactionRetrieved, Data: t}, true, nil
+}
+
+const transactionRetrieved = "Transaction retrieved successfully"
 
 func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields

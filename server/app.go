@@ -172,7 +172,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
-		Ops: &rest.Ops{Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
+		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
 			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
 			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay},
 	})

@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/page"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -30,6 +31,8 @@ type Service struct {
 	// byReference and byMerchantReference select txview.Columns of one
 	// transaction of a tenant; args: the reference, merchant id, mode.
 	byReference, byMerchantReference string
+	// withKey is byReference in the statement that authenticates the key.
+	withKey merchants.Lookup
 }
 
 // New returns the service.
@@ -37,6 +40,7 @@ func New(db *store.DB) *Service {
 	return &Service{db: db,
 		byReference:         lookupQuery(db.Dialect, transaction.FieldReference),
 		byMerchantReference: lookupQuery(db.Dialect, transaction.FieldMerchantReferenceKey),
+		withKey:             merchants.NewLookup(db.Dialect, transaction.Table, txview.Columns(), transaction.FieldReference),
 	}
 }
 
@@ -102,6 +106,21 @@ func (s *Service) Get(ctx context.Context, ref string) (txview.Transaction, erro
 		return txview.Transaction{}, notFound(ref)
 	}
 	return v, err
+}
+
+// GetWithKey is Get for a request whose key is not yet checked: it
+// authenticates key and finds the transaction by the service's reference
+// in one round trip. found is false when either is missing; the caller
+// then authenticates and calls Get, which answers each case as before.
+func (s *Service) GetWithKey(ctx context.Context, auth *merchants.Service, key, ref string) (p merchants.Principal, v txview.Transaction, found bool, err error) {
+	if ref == "" || len(ref) > 200 {
+		return p, v, false, nil
+	}
+	p, found, err = auth.AuthenticateLookup(ctx, key, s.withKey, ref, func(row merchants.Scanner) (err error) {
+		v, err = txview.Scan(row)
+		return err
+	})
+	return p, v, found, err
 }
 
 func notFound(ref string) error {

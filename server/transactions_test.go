@@ -1,0 +1,64 @@
+package server_test
+
+import (
+	"bytes"
+	"testing"
+
+	"merchantpay/server/servertest"
+)
+
+// GET /transactions/{ref} by the service's reference authenticates in its
+// look-up's statement; every way a key or a reference can be wrong still
+// gets the answer the usual way gives.
+func TestGetTransactionKeys(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		a, b := e.Merchant("Alpha"), e.Merchant("Beta")
+		fund(e, a.TestSecret, "NGN", 5000)
+		wd := e.REST("POST", "/transactions/withdraw", a.TestSecret, map[string]any{"amount": 1000, "currency": "NGN", "reference": "Pay-9",
+			"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}).Data()
+		ref, _ := wd["reference"].(string)
+		if ref == "" {
+			t.Fatalf("withdrawal: %v", wd)
+		}
+		byRef := e.REST("GET", "/transactions/"+ref, a.TestSecret, nil).Expect(200)
+		if got := byRef.Data(); got["reference"] != ref || got["merchant_reference"] != "Pay-9" {
+			t.Errorf("by reference: %s", byRef.Body)
+		}
+		// The merchant's reference goes the usual way: the same answer.
+		byMine := e.REST("GET", "/transactions/pay-9", a.TestSecret, nil).Expect(200)
+		if !bytes.Equal(byRef.Body, byMine.Body) {
+			t.Errorf("answers differ:\n%s\n%s", byRef.Body, byMine.Body)
+		}
+		for _, c := range []struct {
+			name, key string
+			status    int
+			code      string
+		}{
+			{"no key", "", 401, "UNAUTHORIZED"},
+			{"unknown key", "SECK_TEST_00000000-0000-0000-0000-000000000000", 401, "UNAUTHORIZED"},
+			{"garbage key", "hello", 401, "UNAUTHORIZED"},
+			{"public key", a.TestPublic, 403, "FORBIDDEN"},
+			{"other merchant", b.TestSecret, 404, "NOT_FOUND"},
+			{"other mode", a.LiveSecret, 404, "NOT_FOUND"},
+		} {
+			if r := e.REST("GET", "/transactions/"+ref, c.key, nil); r.Status != c.status || r.Code() != c.code {
+				t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
+			}
+		}
+		if r := e.REST("GET", "/transactions/"+ref+"x", a.TestSecret, nil); r.Status != 404 || r.Code() != "NOT_FOUND" {
+			t.Errorf("unknown reference: %d %s", r.Status, r.Body)
+		}
+		// Rolling voids the old key at once, here too.
+		rolled, err := e.App.Merchants.RollKeys(t.Context(), a.ID, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.REST("GET", "/transactions/"+ref, a.TestSecret, nil); r.Status != 401 || r.Code() != "UNAUTHORIZED" {
+			t.Errorf("rolled key: %d %s", r.Status, r.Body)
+		}
+		if r := e.REST("GET", "/transactions/"+ref, rolled.PublicKey, nil); r.Status != 403 {
+			t.Errorf("new public key: %d %s", r.Status, r.Body)
+		}
+		e.REST("GET", "/transactions/"+ref, rolled.SecretKey, nil).Expect(200)
+	})
+}
