@@ -9,6 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,22 +52,47 @@ func (p phase) String() string {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// The load generator's Go runtime during an attack (see attack).
+const (
+	attackProcs = 1   // GOMAXPROCS
+	attackGOGC  = 800 // its live heap is a few MB: a GC every 40 MB or so
+)
+
+// errBody is how much of an answer's body an error message quotes.
+const errBody = 300
+
 // attack runs clients closed-loop workers against tr for d: each sends its
 // next request when its last one is answered (vegeta at rate 0 with a
 // fixed pool of workers). check judges each answer beyond its status; keep
-// sees every successful one.
+// sees every successful one. Without either, vegeta reads no more of a
+// body than an error message quotes (the rest is still read, and dropped).
+//
+// The load generator shares the machine with the service and PostgreSQL,
+// so what it spends beyond the HTTP work itself is kept small: latencies
+// go into a slice and are sorted once at the end (not vegeta.Metrics per
+// result), the garbage collector runs rarely during the attack (its heap
+// is small, its allocation rate high), and the Go scheduler gets one P
+// (the workers wait on the network; with two, the runtime keeps waking a
+// second thread for every hand-over).
 func attack(s *service, name string, clients int, d time.Duration, tr vegeta.Targeter, check func(*vegeta.Result) error, keep func(*vegeta.Result)) phase {
-	a := vegeta.NewAttacker(
+	opts := []func(*vegeta.Attacker){
 		vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
 		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.HTTP2(false),
-		vegeta.Timeout(30*time.Second),
-	)
-	var m vegeta.Metrics
+		vegeta.Timeout(30 * time.Second),
+	}
+	if check == nil && keep == nil {
+		opts = append(opts, vegeta.MaxBody(errBody))
+	}
+	a := vegeta.NewAttacker(opts...)
 	out := phase{Name: name}
 	pid := 0
 	if s != nil {
 		pid = s.cmd.Process.Pid
 	}
+	defer debug.SetGCPercent(debug.SetGCPercent(attackGOGC))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(attackProcs))
+	lat := make([]time.Duration, 0, 1<<16)
+	var first, last time.Time // the first request's start, the last answer's end
 	before := sampleCPU(pid)
 	for res := range a.Attack(tr, vegeta.Rate{Freq: 0}, d, name) {
 		var err error
@@ -82,22 +112,40 @@ func attack(s *service, name string, clients int, d time.Duration, tr vegeta.Tar
 				keep(res)
 			}
 		}
-		res.Body = nil
-		m.Add(res)
+		lat = append(lat, res.Latency)
+		if first.IsZero() || res.Timestamp.Before(first) {
+			first = res.Timestamp
+		}
+		if end := res.End(); end.After(last) {
+			last = end
+		}
 	}
-	m.Close()
 	out.CPU = cpuSplit(before, sampleCPU(pid))
-	out.Requests = m.Requests
-	if span := m.Duration + m.Wait; span > 0 {
+	out.Requests = uint64(len(lat))
+	if span := last.Sub(first); span > 0 {
 		out.Throughput = float64(out.OK) / span.Seconds()
 	}
-	out.P50, out.P95, out.P99, out.Max = m.Latencies.P50, m.Latencies.P95, m.Latencies.P99, m.Latencies.Max
+	out.P50, out.P95, out.P99, out.Max = percentiles(lat)
 	return out
 }
 
+// percentiles sorts lat and returns its 50th, 95th and 99th percentiles
+// (nearest rank) and its maximum.
+func percentiles(lat []time.Duration) (p50, p95, p99, max time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	rank := func(p int) time.Duration {
+		// The smallest latency with at least p % of them at or below it.
+		return lat[(len(lat)*p+99)/100-1]
+	}
+	return rank(50), rank(95), rank(99), lat[len(lat)-1]
+}
+
 func truncate(b []byte) string {
-	if len(b) > 300 {
-		b = b[:300]
+	if len(b) > errBody {
+		b = b[:errBody]
 	}
 	return string(b)
 }
@@ -105,23 +153,53 @@ func truncate(b []byte) string {
 // runID keeps references and idempotency keys distinct across runs.
 var runID = fmt.Sprintf("%x", time.Now().UnixNano()%0xffffffff)
 
-func headers(key string, idem bool, seq uint64, prefix string) http.Header {
-	h := http.Header{"X-Api-Key": {key}, "Content-Type": {"application/json"}}
-	if idem {
-		h.Set("Idempotency-Key", fmt.Sprintf("%s-%s-%d", prefix, runID, seq))
+// headers makes a targeter's request headers: the API key, a JSON body
+// and, with idem, a distinct Idempotency-Key per request. vegeta copies
+// them into each request, so the fixed ones are shared by all.
+func headers(key string, idem bool, prefix string) func(seq uint64) http.Header {
+	keyV, ctV := []string{key}, []string{"application/json"}
+	if !idem {
+		h := http.Header{"X-Api-Key": keyV, "Content-Type": ctV}
+		return func(uint64) http.Header { return h }
 	}
-	return h
+	idemPrefix := prefix + "-" + runID + "-"
+	return func(seq uint64) http.Header {
+		return http.Header{"X-Api-Key": keyV, "Content-Type": ctV,
+			"Idempotency-Key": {idemPrefix + strconv.FormatUint(seq, 10)}}
+	}
+}
+
+// seqBody is a request body built once around the place of a sequence
+// number, so that each request only appends the number.
+type seqBody struct{ before, after []byte }
+
+// seqMark stands for the sequence number in a body's template.
+const seqMark = "{{seq}}"
+
+func newSeqBody(template []byte) seqBody {
+	before, after, ok := bytes.Cut(template, []byte(seqMark))
+	if !ok || bytes.Contains(after, []byte(seqMark)) {
+		panic("body template without exactly one " + seqMark)
+	}
+	return seqBody{before, after}
+}
+
+func (b seqBody) with(seq uint64) []byte {
+	out := make([]byte, 0, len(b.before)+20+len(b.after))
+	out = append(out, b.before...)
+	out = strconv.AppendUint(out, seq, 10)
+	return append(out, b.after...)
 }
 
 // withdrawTargeter sends direct NGN withdrawals with distinct references.
 func withdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
 	url := base + rest.Prefix + "/transactions/withdraw"
+	body := newSeqBody(fmt.Appendf(nil, `{"beneficiary":{"email":"ada@example.com","bank":%q,"account_name":"Ada Obi","account_number":"0123456789"},`+
+		`"amount":100,"currency":"NGN","narration":"load test","reference":"rest-%s-%s"}`, bank, runID, seqMark))
+	hdr := headers(key, idem, "wd")
 	return func(t *vegeta.Target) error {
 		n := seq.Add(1)
-		t.Method, t.URL = http.MethodPost, url
-		t.Body = []byte(fmt.Sprintf(`{"beneficiary":{"email":"ada@example.com","bank":%q,"account_name":"Ada Obi","account_number":"0123456789"},`+
-			`"amount":100,"currency":"NGN","narration":"load test","reference":"rest-%s-%d"}`, bank, runID, n))
-		t.Header = headers(key, idem, n, "wd")
+		t.Method, t.URL, t.Body, t.Header = http.MethodPost, url, body.with(n), hdr(n)
 		return nil
 	}
 }
@@ -140,13 +218,17 @@ func spreadTargeter(base string, keys []string, bank string, idem bool, seq *ato
 // withdraw(input: {...}) { reference }, the input written in the query.
 func gqlWithdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
 	url := base + "/graphql"
+	q := fmt.Sprintf(`mutation { withdraw(input: {beneficiary: {email: "ada@example.com", bank: %q, accountName: "Ada Obi", accountNumber: "0123456789"}, `+
+		`amount: "100", currency: "NGN", narration: "load test", reference: "gql-%s-%s"}) { reference } }`, bank, runID, seqMark)
+	b, err := json.Marshal(map[string]string{"query": q})
+	if err != nil {
+		panic(err)
+	}
+	body := newSeqBody(b)
+	hdr := headers(key, idem, "gql")
 	return func(t *vegeta.Target) error {
 		n := seq.Add(1)
-		q := fmt.Sprintf(`mutation { withdraw(input: {beneficiary: {email: "ada@example.com", bank: %q, accountName: "Ada Obi", accountNumber: "0123456789"}, `+
-			`amount: "100", currency: "NGN", narration: "load test", reference: "gql-%s-%d"}) { reference } }`, bank, runID, n)
-		b, _ := json.Marshal(map[string]string{"query": q})
-		t.Method, t.URL, t.Body = http.MethodPost, url, b
-		t.Header = headers(key, idem, n, "gql")
+		t.Method, t.URL, t.Body, t.Header = http.MethodPost, url, body.with(n), hdr(n)
 		return nil
 	}
 }
@@ -167,10 +249,10 @@ func getTargeter(base, key string, refs []string) vegeta.Targeter {
 func rateTargeter(base, key string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
 	url := base + rest.Prefix + "/rates/create"
 	body := []byte(`{"from_currency":"USDT","to_currency":"NGN","from_amount":10,"transaction_type":"swap"}`)
+	hdr := headers(key, idem, "rate")
 	return func(t *vegeta.Target) error {
 		n := seq.Add(1)
-		t.Method, t.URL, t.Body = http.MethodPost, url, body
-		t.Header = headers(key, idem, n, "rate")
+		t.Method, t.URL, t.Body, t.Header = http.MethodPost, url, body, hdr(n)
 		return nil
 	}
 }
@@ -182,7 +264,8 @@ func gqlCheck(r *vegeta.Result) error {
 	return nil
 }
 
-// withProfile records the service's CPU profile of a phase when asked.
+// withProfile records the service's CPU profile of a phase when asked, and
+// the load generator's own (this process) beside it.
 func withProfile(o options, s *service, name string, fn func()) {
 	if o.profileDir == "" {
 		fn()
@@ -197,13 +280,29 @@ func withProfile(o options, s *service, name string, fn func()) {
 			fmt.Fprintln(os.Stderr, "profile:", err)
 		}
 	}()
+	own := filepath.Join(o.profileDir, name+".loadgen.cpu.pprof")
+	f, err := os.Create(own)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
 	fn()
+	if err == nil {
+		pprof.StopCPUProfile()
+		err = f.Close()
+	}
 	wg.Wait()
-	fmt.Printf("    profile: %s\n", path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load generator profile:", err)
+		own = "none"
+	}
+	fmt.Printf("    profile: %s, load generator: %s\n", path, own)
 }
 
 func httpSuite(ctx context.Context, o options, p *pg) error {
-	fmt.Printf("\n== http: %d closed-loop clients, %s per phase, Idempotency-Key on POSTs: %v, LOG_LEVEL=%s\n", o.clients, o.duration, o.idemKeys, o.logLevel)
+	fmt.Printf("\n== http: %d closed-loop clients, %s per phase, Idempotency-Key on POSTs: %v, LOG_LEVEL=%s, load generator GOMAXPROCS %d\n",
+		o.clients, o.duration, o.idemKeys, o.logLevel, attackProcs)
 	tpcb, sel, err := p.pgbench(ctx, o.clients, o.duration)
 	if err != nil {
 		return err
@@ -232,6 +331,27 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 	// ANALYZE, a minute or more into a fresh database's life.
 	if err := analyze(ctx, dbURL); err != nil {
 		return err
+	}
+
+	db, err := sql.Open("postgres", dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// quiet waits for the background work of the phases before (payouts
+	// submitted and settled 3 s later, events fanned out, e-mails) to end,
+	// so that a phase is not charged with it: pgbench runs on a quiet
+	// server. A withdrawal phase still carries its own.
+	quiet := func() error {
+		if o.noWorkers {
+			return nil
+		}
+		t := time.Now()
+		if err := quiesce(ctx, db, 2*time.Minute); err != nil {
+			return err
+		}
+		fmt.Printf("    (quiet after %.2f s)\n", time.Since(t).Seconds())
+		return nil
 	}
 
 	var mu sync.Mutex
@@ -263,14 +383,23 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 	if err := analyze(ctx, dbURL); err != nil {
 		return err
 	}
+	if err := quiet(); err != nil {
+		return err
+	}
 	withProfile(o, s, "get", func() {
 		get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
 	})
 	fmt.Println(get)
+	if err := quiet(); err != nil {
+		return err
+	}
 	withProfile(o, s, "rates", func() {
 		rate = attack(s, "POST /rates/create", o.clients, o.duration, rateTargeter(s.URL, m.Secret, o.idemKeys, &seq), nil, nil)
 	})
 	fmt.Println(rate)
+	if err := quiet(); err != nil {
+		return err
+	}
 	withProfile(o, s, "graphql-withdraw", func() {
 		gql = attack(s, "GraphQL mutation withdraw", o.clients, o.duration, gqlWithdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), gqlCheck, nil)
 	})
@@ -289,6 +418,9 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 			return err
 		}
 		keys = append(keys, mi.Secret)
+	}
+	if err := quiet(); err != nil {
+		return err
 	}
 	var spread phase
 	withProfile(o, s, "withdraw-spread", func() {

@@ -78,22 +78,8 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 	accepted := time.Since(start)
 	// Done: every withdrawal settled, every event fanned out, no e-mail left
 	// to handle.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var pending, unfanned, mails int
-		if err := db.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) FROM transactions WHERE type = 'WITHDRAWAL' AND status = 'pending'),
-			(SELECT count(*) FROM events WHERE NOT fanned_out),
-			(SELECT count(*) FROM email_notifications WHERE status = 'pending')`).Scan(&pending, &unfanned, &mails); err != nil {
-			return err
-		}
-		if pending == 0 && unfanned == 0 && mails == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after 2 min: %d withdrawals pending, %d events not fanned out, %d e-mails pending", pending, unfanned, mails)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := quiesce(ctx, db, 2*time.Minute); err != nil {
+		return err
 	}
 	// Let the last recordings' commits reach the wire.
 	time.Sleep(500 * time.Millisecond)
@@ -112,4 +98,31 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 		fmt.Printf("  %7.3f  %s\n", float64(st.count)/n, q[:min(150, len(q))])
 	}
 	return nil
+}
+
+// quiesce waits until the service's background work is done: no withdrawal
+// pending (each payout submitted and settled), every event fanned out, no
+// e-mail left to handle. It gives up after limit.
+func quiesce(ctx context.Context, db *sql.DB, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		var pending, unfanned, mails int
+		if err := db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM transactions WHERE type = $1 AND status = $2),
+			(SELECT count(*) FROM events WHERE NOT fanned_out),
+			(SELECT count(*) FROM email_notifications WHERE status = $3)`, "WITHDRAWAL", "pending", "pending").Scan(&pending, &unfanned, &mails); err != nil {
+			return err
+		}
+		if pending == 0 && unfanned == 0 && mails == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s: %d withdrawals pending, %d events not fanned out, %d e-mails pending", limit, pending, unfanned, mails)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
