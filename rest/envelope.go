@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/jsonx"
+	"merchantpay/internal/txview"
 )
 
 // Meta is the pagination block of list answers (CONTRACT 9).
@@ -60,8 +62,23 @@ func renderOK(res Result) []byte {
 	if status == 0 {
 		status = http.StatusOK
 	}
+	if d, ok := res.Data.(jsonAppender); ok && res.Meta == nil {
+		// okEnvelope's encoding, written directly (TestRenderOKAppender).
+		b := make([]byte, 0, 1536)
+		b = append(b, `{"status":true,"statusCode":`...)
+		b = strconv.AppendInt(b, int64(status), 10)
+		b = append(b, `,"message":`...)
+		b = txview.AppendString(b, res.Message)
+		b = append(b, `,"data":`...)
+		b = d.AppendJSON(b)
+		return append(b, "}\n"...)
+	}
 	return encode(okEnvelope{Status: true, StatusCode: status, Message: res.Message, Data: res.Data, Meta: res.Meta})
 }
+
+// A jsonAppender writes its own JSON, as encoding/json with HTML escaping
+// off would (txview.Transaction).
+type jsonAppender interface{ AppendJSON(b []byte) []byte }
 
 // renderError renders e; internal errors carry only the request id.
 func renderError(e *apperr.Error, requestID string) []byte {

@@ -1,0 +1,77 @@
+package txview
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"merchantpay/internal/jsonx"
+)
+
+// tricky are strings encoding/json escapes or passes through in its own way.
+var tricky = []string{"", "plain", `quote " here`, `back\slash`, "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
+	"<b>&amp;</b>", "naïve café ₦", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "emoji 🙂", `{"json":[1,2]}`}
+
+func randString(r *rand.Rand) string {
+	if r.IntN(3) == 0 {
+		return tricky[r.IntN(len(tricky))] + tricky[r.IntN(len(tricky))]
+	}
+	b := make([]byte, r.IntN(12))
+	for i := range b {
+		b[i] = byte(r.IntN(256))
+	}
+	return string(b)
+}
+
+func randNum(r *rand.Rand) jsonx.Num {
+	return jsonx.Num(decimal.New(r.Int64N(1<<40)-(1<<39), -int32(r.IntN(19))))
+}
+
+// randTransaction gives each field of a Transaction a random value or nil.
+func randTransaction(r *rand.Rand) Transaction {
+	var t Transaction
+	v := reflect.ValueOf(&t).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Interface().(type) {
+		case string:
+			f.SetString(randString(r))
+		case *string:
+			if r.IntN(3) > 0 {
+				s := randString(r)
+				f.Set(reflect.ValueOf(&s))
+			}
+		case jsonx.Num:
+			f.Set(reflect.ValueOf(randNum(r)))
+		case *jsonx.Num:
+			if r.IntN(3) > 0 {
+				n := randNum(r)
+				f.Set(reflect.ValueOf(&n))
+			}
+		default:
+			panic("randTransaction: no generator for field " + v.Type().Field(i).Name)
+		}
+	}
+	return t
+}
+
+func TestAppendJSONMatchesEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 5000 {
+		tx := randTransaction(r)
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(tx); err != nil {
+			t.Fatal(err)
+		}
+		got := tx.AppendJSON([]byte("prefix:"))
+		if !bytes.Equal(got, append([]byte("prefix:"), bytes.TrimSuffix(want.Bytes(), []byte("\n"))...)) {
+			t.Fatalf("case %d differs:\n got %s\nwant %s", i, got, want.Bytes())
+		}
+	}
+}
