@@ -303,12 +303,10 @@ func withProfile(o options, s *service, name string, fn func()) {
 func httpSuite(ctx context.Context, o options, p *pg) error {
 	fmt.Printf("\n== http: %d closed-loop clients, %s per phase, Idempotency-Key on POSTs: %v, LOG_LEVEL=%s, load generator GOMAXPROCS %d\n",
 		o.clients, o.duration, o.idemKeys, o.logLevel, attackProcs)
-	tpcb, sel, err := p.pgbench(ctx, o.clients, o.duration)
+	pgb, err := p.newPgbench(ctx, o.clients, o.duration)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-34s %8.0f tps  (latency average %.2f ms)  [%s]\n", "pgbench TPC-B-like", tpcb.TPS, tpcb.Latency, tpcb.Command)
-	fmt.Printf("%-34s %8.0f tps  (latency average %.2f ms)  [%s]\n", "pgbench select-only", sel.TPS, sel.Latency, sel.Command)
 
 	s, m, dbURL, err := setup(ctx, o, p, "http", !o.noWorkers)
 	if err != nil {
@@ -354,27 +352,68 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		return nil
 	}
 
+	// baseline runs one of pgbench's workloads on the quiet server. Each
+	// ratio's pgbench figure is the mean of a run just before and one
+	// just after its phase: this machine's speed drifts by up to 2x within
+	// minutes, so a figure taken at the start of the run was measured on a
+	// different machine, in effect, than the phase it is compared with.
+	// The service is idle during these runs (its workers poll every
+	// JOBS_POLL_INTERVAL); the line shows what it took.
+	baseline := func(name string, selectOnly bool) (pgbenchResult, error) {
+		if err := quiet(); err != nil {
+			return pgbenchResult{}, err
+		}
+		c0 := sampleCPU(s.cmd.Process.Pid)
+		r, err := pgb.run(ctx, selectOnly)
+		if err != nil {
+			return r, err
+		}
+		// (pgbench's own backends have exited by the second sample, so
+		// only the service's share is meaningful here.)
+		c1 := sampleCPU(s.cmd.Process.Pid)
+		fmt.Printf("%-34s %8.0f tps  (latency average %.2f ms)  [%s]  service meanwhile %.2f cores\n", name, r.TPS, r.Latency, r.Command,
+			(c1.service-c0.service).Seconds()/c1.at.Sub(c0.at).Seconds())
+		return r, nil
+	}
+	around := func(name string, selectOnly bool, fn func() error) (pgbenchResult, error) {
+		before, err := baseline(name+", before", selectOnly)
+		if err != nil {
+			return before, err
+		}
+		if err := fn(); err != nil {
+			return before, err
+		}
+		after, err := baseline(name+", after", selectOnly)
+		return pgbenchResult{TPS: (before.TPS + after.TPS) / 2}, err
+	}
+
 	var mu sync.Mutex
 	var refs []string
 	var wd, get, rate, gql phase
-	withProfile(o, s, "withdraw", func() {
-		wd = attack(s, "POST /transactions/withdraw", o.clients, o.duration, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil,
-			func(r *vegeta.Result) {
-				var env struct {
-					Data struct {
-						Reference string `json:"reference"`
-					} `json:"data"`
-				}
-				if json.Unmarshal(r.Body, &env) == nil && env.Data.Reference != "" {
-					mu.Lock()
-					refs = append(refs, env.Data.Reference)
-					mu.Unlock()
-				}
-			})
+	tpcb, err := around("pgbench TPC-B-like", false, func() error {
+		withProfile(o, s, "withdraw", func() {
+			wd = attack(s, "POST /transactions/withdraw", o.clients, o.duration, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil,
+				func(r *vegeta.Result) {
+					var env struct {
+						Data struct {
+							Reference string `json:"reference"`
+						} `json:"data"`
+					}
+					if json.Unmarshal(r.Body, &env) == nil && env.Data.Reference != "" {
+						mu.Lock()
+						refs = append(refs, env.Data.Reference)
+						mu.Unlock()
+					}
+				})
+		})
+		fmt.Println(wd)
+		if len(refs) == 0 {
+			return fmt.Errorf("no withdrawal succeeded")
+		}
+		return nil
 	})
-	fmt.Println(wd)
-	if len(refs) == 0 {
-		return fmt.Errorf("no withdrawal succeeded")
+	if err != nil {
+		return err
 	}
 	// Autovacuum analyses a table once a tenth of it changed, checking every
 	// minute; a database up for longer than this run has statistics of its
@@ -383,13 +422,16 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 	if err := analyze(ctx, dbURL); err != nil {
 		return err
 	}
-	if err := quiet(); err != nil {
+	sel, err := around("pgbench select-only", true, func() error {
+		withProfile(o, s, "get", func() {
+			get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
+		})
+		fmt.Println(get)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	withProfile(o, s, "get", func() {
-		get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
-	})
-	fmt.Println(get)
 	if err := quiet(); err != nil {
 		return err
 	}
@@ -435,6 +477,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		}
 		return "NOT MET"
 	}
+	fmt.Printf("  (each against the mean of pgbench's runs just before and after its phase: TPC-B-like %.0f tps, select-only %.0f tps)\n", tpcb.TPS, sel.TPS)
 	r1 := wd.Throughput / tpcb.TPS
 	fmt.Printf("  withdrawals / TPC-B           = %5.2f (target >= 0.50), p99 %.2f ms (<= 25), errors %d (0): %s\n",
 		r1, ms(wd.P99), wd.Errors, verdict(r1 >= 0.5 && wd.P99 <= 25*time.Millisecond && wd.Errors == 0))

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,43 +118,50 @@ func pgbenchPath() (string, error) {
 	return "", fmt.Errorf("pgbench not found: install it with `apt-get install -y postgresql-contrib` (on Debian 12 that pulls in postgresql-15, whose bin directory holds pgbench)")
 }
 
-// pgbench initialises a scratch database and runs TPC-B-like and
-// select-only at the given clients for d.
-func (p *pg) pgbench(ctx context.Context, clients int, d time.Duration) (tpcb, selectOnly pgbenchResult, err error) {
+// pgbencher runs pgbench's workloads on a database of its own on the
+// server under test, initialised once (pgbench -i).
+type pgbencher struct {
+	bin, dbURL string
+	args       []string
+}
+
+// newPgbench creates and initialises pgbench's database; run then runs
+// TPC-B-like or select-only for d at clients.
+func (p *pg) newPgbench(ctx context.Context, clients int, d time.Duration) (*pgbencher, error) {
 	bin, err := pgbenchPath()
 	if err != nil {
-		return tpcb, selectOnly, err
+		return nil, err
 	}
 	dbURL, err := p.create(ctx, "pgbench")
 	if err != nil {
-		return tpcb, selectOnly, err
+		return nil, err
 	}
 	if out, err := exec.CommandContext(ctx, bin, "-i", "-q", dbURL).CombinedOutput(); err != nil {
-		return tpcb, selectOnly, fmt.Errorf("pgbench -i: %v: %s", err, out)
+		return nil, fmt.Errorf("pgbench -i: %v: %s", err, out)
 	}
 	jobs := min(2, clients)
 	secs := strconv.Itoa(max(1, int(d.Seconds())))
-	runOne := func(extra ...string) (pgbenchResult, error) {
-		args := append([]string{"-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}, extra...)
-		cmd := "pgbench " + strings.Join(args, " ")
-		out, err := exec.CommandContext(ctx, bin, append(args, dbURL)...).CombinedOutput()
-		if err != nil {
-			return pgbenchResult{}, fmt.Errorf("%s: %v: %s", cmd, err, out)
-		}
-		m := tpsRE.FindSubmatch(out)
-		if m == nil {
-			return pgbenchResult{}, fmt.Errorf("%s: no tps in %s", cmd, out)
-		}
-		r := pgbenchResult{Command: cmd}
-		r.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
-		if m := latencyRE.FindSubmatch(out); m != nil {
-			r.Latency, _ = strconv.ParseFloat(string(m[1]), 64)
-		}
-		return r, nil
+	return &pgbencher{bin: bin, dbURL: dbURL, args: []string{"-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}}, nil
+}
+
+func (b *pgbencher) run(ctx context.Context, selectOnly bool) (pgbenchResult, error) {
+	args := slices.Clone(b.args)
+	if selectOnly {
+		args = append(args, "-S")
 	}
-	if tpcb, err = runOne(); err != nil {
-		return tpcb, selectOnly, err
+	cmd := "pgbench " + strings.Join(args, " ")
+	out, err := exec.CommandContext(ctx, b.bin, append(args, b.dbURL)...).CombinedOutput()
+	if err != nil {
+		return pgbenchResult{}, fmt.Errorf("%s: %v: %s", cmd, err, out)
 	}
-	selectOnly, err = runOne("-S")
-	return tpcb, selectOnly, err
+	m := tpsRE.FindSubmatch(out)
+	if m == nil {
+		return pgbenchResult{}, fmt.Errorf("%s: no tps in %s", cmd, out)
+	}
+	r := pgbenchResult{Command: cmd}
+	r.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := latencyRE.FindSubmatch(out); m != nil {
+		r.Latency, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	return r, nil
 }
