@@ -89,7 +89,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	p, fast, found, err := a.withKey(ctx, rt, r, params)
+	p, fast, found, missed, err := a.withKey(ctx, rt, r, params)
 	if err == nil && !found {
 		p, err = Authenticate(ctx, a.deps.Auth, r.Header)
 	}
@@ -110,7 +110,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
 	ctx = obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
-	req := &Request{HTTP: r.WithContext(ctx), Params: params}
+	req := &Request{HTTP: r.WithContext(ctx), Params: params, Missed: missed}
 
 	if r.Method == http.MethodPost {
 		body, err := ReadBody(w, r)
@@ -152,14 +152,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, resp.Status, resp.Body, replayed)
 }
 
-// withKey runs rt's WithKey, if it has one. Its answer is written only
-// after the same checks as any other route's (key kind, rate limit).
-func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params map[string]string) (merchants.Principal, Result, bool, error) {
+// withKey runs rt's WithKey, if it has one; missed says it ran and found
+// nothing. Its answer is written only after the same checks as any other
+// route's (key kind, rate limit).
+func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params map[string]string) (p merchants.Principal, res Result, found, missed bool, err error) {
 	key := KeyFrom(r.Header)
 	if rt.WithKey == nil || key == "" {
-		return merchants.Principal{}, Result{}, false, nil
+		return p, res, false, false, nil
 	}
-	return rt.WithKey(ctx, key, &Request{HTTP: r, Params: params})
+	p, res, found, err = rt.WithKey(ctx, key, &Request{HTTP: r, Params: params})
+	return p, res, found, !found && err == nil, err
 }
 
 const jsonType = "application/json; charset=utf-8"

@@ -23,6 +23,10 @@ type Request struct {
 	HTTP   *http.Request
 	Params map[string]string
 	Body   []byte
+	// Missed is true when the route's WithKey ran with the request's key
+	// and found nothing; the key has since been authenticated, so the
+	// look-up it made need not be made again.
+	Missed bool
 }
 
 // Param is a path parameter.

@@ -10,7 +10,11 @@ import (
 )
 
 func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {
-	t, err := o.Transactions.Get(ctx, r.Param("reference"))
+	get := o.Transactions.Get
+	if r.Missed {
+		get = o.Transactions.GetByMerchantReference
+	}
+	t, err := get(ctx, r.Param("reference"))
 	if err != nil {
 		return Result{}, err
 	}

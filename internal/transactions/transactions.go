@@ -88,6 +88,16 @@ func CheckReference(ctx context.Context, c *ent.Client, ref string) error {
 // Get renders a transaction of the ctx tenant found by the service's
 // reference or, failing that, by the merchant's reference.
 func (s *Service) Get(ctx context.Context, ref string) (txview.Transaction, error) {
+	return s.get(ctx, ref, true)
+}
+
+// GetByMerchantReference is Get when GetWithKey, with the same tenant's
+// key, has just found no transaction with the service's reference ref.
+func (s *Service) GetByMerchantReference(ctx context.Context, ref string) (txview.Transaction, error) {
+	return s.get(ctx, ref, false)
+}
+
+func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview.Transaction, error) {
 	if ref == "" || len(ref) > 200 {
 		return txview.Transaction{}, notFound(ref)
 	}
@@ -98,7 +108,12 @@ func (s *Service) Get(ctx context.Context, ref string) (txview.Transaction, erro
 	// Two exact look-ups, each on its unique index, rather than one OR: the
 	// planner may answer the OR by walking the merchant's index, which
 	// reads every transaction of the merchant.
-	v, found, err := s.lookup(ctx, s.byReference, ref, t)
+	var v txview.Transaction
+	var found bool
+	var err error
+	if byReference {
+		v, found, err = s.lookup(ctx, s.byReference, ref, t)
+	}
 	if err == nil && !found {
 		v, found, err = s.lookup(ctx, s.byMerchantReference, ReferenceKey(ref), t)
 	}
