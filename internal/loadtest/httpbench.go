@@ -272,14 +272,20 @@ func withProfile(o options, s *service, name string, fn func()) {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
 	path := filepath.Join(o.profileDir, name+".cpu.pprof")
-	go func() {
-		defer wg.Done()
-		if err := s.cpuProfile(path, o.duration-time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "profile:", err)
-		}
-	}()
+	for _, kind := range []string{"profile", "allocs"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := path
+			if kind == "allocs" {
+				p = filepath.Join(o.profileDir, name+".allocs.pprof")
+			}
+			if err := s.profile(kind, p, o.duration-time.Second); err != nil {
+				fmt.Fprintln(os.Stderr, "profile:", err)
+			}
+		}()
+	}
 	own := filepath.Join(o.profileDir, name+".loadgen.cpu.pprof")
 	f, err := os.Create(own)
 	if err == nil {

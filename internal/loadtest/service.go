@@ -181,7 +181,13 @@ func (s *service) fetch(path, file string) error {
 
 // cpuProfile records the child's CPU profile for d into path.
 func (s *service) cpuProfile(path string, d time.Duration) error {
-	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.ctl, int(d.Seconds())))
+	return s.profile("profile", path, d)
+}
+
+// profile records the child's profile kind (profile: CPU; allocs: heap
+// allocations) over d into path.
+func (s *service) profile(kind, path string, d time.Duration) error {
+	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/%s?seconds=%d", s.ctl, kind, int(d.Seconds())))
 	if err != nil {
 		return err
 	}
