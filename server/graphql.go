@@ -52,6 +52,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	a.WebSockets = &gqlws.Server{
 		CheckOrigin: originChecker(a.Config.AllowedOrigins),
 		Init:        h.wsInit,
+		Mutation:    h.wsMutation,
 		InitTimeout: 10 * time.Second,
 		KeepAlive:   15 * time.Second,
 	}
@@ -135,21 +136,7 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.srv.ServeHTTP(w, requestWith(r, ctx, body))
 		return
 	}
-	// A mutation runs in one database transaction with its idempotency
-	// record, exactly as a REST POST does.
-	resp, replayed, err := h.app.Idem.Do(ctx, idem.Request{
-		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
-	}, func(ctx context.Context) (idem.Response, bool) {
-		out := &outcome{}
-		rec := newBuffer()
-		h.srv.ServeHTTP(rec, requestWith(r, context.WithValue(ctx, outcomeKey{}, out), body))
-		status := rec.status
-		if s := out.worst(); s > status {
-			status = s
-		}
-		ok := rec.status == http.StatusOK && !out.failed()
-		return idem.Response{Status: status, Body: rec.buf.Bytes(), ContentType: rec.Header().Get("Content-Type")}, ok
-	})
+	resp, replayed, err := h.mutate(ctx, r, p, key, body)
 	if err != nil {
 		gqlFail(w, r, err)
 		return
@@ -166,6 +153,57 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(resp.Body)
 }
 
+// mutate runs the mutation request r (its body: body) in one database
+// transaction with its idempotency record, exactly as a REST POST runs.
+func (h *gqlHandler) mutate(ctx context.Context, r *http.Request, p merchants.Principal, key string, body []byte) (idem.Response, bool, error) {
+	return h.app.Idem.Do(ctx, idem.Request{
+		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
+	}, func(ctx context.Context) (idem.Response, bool) {
+		out := &outcome{}
+		rec := newBuffer()
+		h.srv.ServeHTTP(rec, requestWith(r, context.WithValue(ctx, outcomeKey{}, out), body))
+		status := rec.status
+		if s := out.worst(); s > status {
+			status = s
+		}
+		ok := rec.status == http.StatusOK && !out.failed()
+		return idem.Response{Status: status, Body: rec.buf.Bytes(), ContentType: rec.Header().Get("Content-Type")}, ok
+	})
+}
+
+// wsMutation is the WebSocket transport's Mutation hook: a mutation sent
+// over a connection runs as POST /graphql runs one (rate limit, one
+// database transaction, idempotency by its input's idempotencyKey, there
+// being no per-message headers), and its answer, replays included, is the
+// body POST /graphql would send. Queries and subscriptions stay with the
+// executor.
+func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() json.RawMessage, bool) {
+	key, mutation, err := inspect(payload, "")
+	if !mutation {
+		return nil, false
+	}
+	return func() json.RawMessage {
+		p, ok := merchants.PrincipalFrom(ctx)
+		if !ok {
+			err = apperr.New(apperr.Unauthorized, "the connection is not authenticated")
+		}
+		if err == nil {
+			err = h.allow(p)
+		}
+		if err == nil {
+			var r *http.Request
+			if r, err = http.NewRequestWithContext(ctx, http.MethodPost, "/graphql", nil); err == nil {
+				var resp idem.Response
+				if resp, _, err = h.mutate(ctx, r, p, key, payload); err == nil {
+					return resp.Body
+				}
+			}
+		}
+		b, _ := json.Marshal(failure(ctx, err))
+		return b
+	}, true
+}
+
 func (h *gqlHandler) authorize(r *http.Request) (merchants.Principal, error) {
 	p, err := rest.Authenticate(r.Context(), h.app.Merchants, r.Header)
 	if err != nil {
@@ -174,12 +212,17 @@ func (h *gqlHandler) authorize(r *http.Request) (merchants.Principal, error) {
 	if p.Kind != merchants.Secret {
 		return p, apperr.New(apperr.Forbidden, "GraphQL needs a secret key (SECK_...)")
 	}
+	return p, h.allow(p)
+}
+
+// allow applies the per-key rate limit.
+func (h *gqlHandler) allow(p merchants.Principal) error {
 	if h.limiter != nil {
 		if ok, retry := h.limiter.Allow(p.KeyPrefix + p.MerchantID + p.Mode + p.Kind); !ok {
-			return p, &retryError{apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry), retry}
+			return &retryError{apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry), retry}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 type retryError struct {
@@ -367,27 +410,39 @@ func setExt(e *gqlerror.Error, k string, v any) {
 // gqlFail answers a request refused before execution in GraphQL's error
 // shape, with the HTTP status of its kind.
 func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
-	e := apperr.As(err)
 	var re *retryError
 	if errors.As(err, &re) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
-		e = re.err
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(apperr.As(unwrapRetry(err)).Kind.Status())
+	_ = json.NewEncoder(w).Encode(failure(r.Context(), err))
+}
+
+func unwrapRetry(err error) error {
+	var re *retryError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	return err
+}
+
+// failure is the GraphQL answer to a request refused before execution.
+func failure(ctx context.Context, err error) map[string]any {
+	e := apperr.As(unwrapRetry(err))
 	msg := e.Message
 	if e.Kind == apperr.Internal {
-		obs.Log(r.Context()).Error("graphql request failed", "err", err)
-		msg = "internal error; quote request id " + obs.RequestID(r.Context()) + " to support"
+		obs.Log(ctx).Error("graphql request failed", "err", err)
+		msg = "internal error; quote request id " + obs.RequestID(ctx) + " to support"
 	}
 	ext := map[string]any{"code": e.Kind}
 	if len(e.Fields) > 0 {
 		ext["errors"] = e.Fields
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Kind.Status())
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	return map[string]any{
 		"errors": []map[string]any{{"message": msg, "extensions": ext}},
 		"data":   nil,
-	})
+	}
 }
 
 func originChecker(allowed []string) func(r *http.Request) bool {

@@ -95,6 +95,13 @@ type Server struct {
 	WriteTimeout time.Duration
 	// ReadLimit bounds one message from the client.
 	ReadLimit int64
+	// Mutation, when set, takes an operation from the executor: given its
+	// context and payload ({query, variables, operationName}) it says
+	// whether it takes it and returns how to run it. run's answer, a
+	// GraphQL response as JSON, is the operation's one result. The service
+	// runs mutations this way, as it runs those of POST /graphql: in one
+	// database transaction, with idempotency.
+	Mutation func(ctx context.Context, payload json.RawMessage) (run func() json.RawMessage, ok bool)
 
 	once     sync.Once
 	upgrader websocket.Upgrader
@@ -392,6 +399,21 @@ func (c *conn) subscribe(m message) (int, string) {
 	c.ops[m.ID] = o
 	c.mu.Unlock()
 
+	if c.s.Mutation != nil {
+		if run, ok := c.s.Mutation(ctx, m.Payload); ok {
+			o.ctx = ctx
+			go func() {
+				var resp json.RawMessage
+				if c.guard(o, func() { resp = run() }) != nil {
+					return
+				}
+				c.write(message{ID: o.id, Type: c.nextType(), Payload: resp})
+				c.finish(o)
+			}()
+			return 0, ""
+		}
+	}
+
 	params := &graphql.RawParams{}
 	dec := json.NewDecoder(bytes.NewReader(m.Payload))
 	dec.UseNumber()
@@ -574,11 +596,15 @@ func (c *conn) next(o *op, resp *graphql.Response) {
 		c.log().Error("cannot encode a GraphQL response", "err", err, "operation", o.id)
 		return
 	}
-	typ := "next"
+	c.write(message{ID: o.id, Type: c.nextType(), Payload: b})
+}
+
+// nextType is the type of a result message in c's protocol.
+func (c *conn) nextType() string {
 	if c.legacy {
-		typ = "data"
+		return "data"
 	}
-	c.write(message{ID: o.id, Type: typ, Payload: b})
+	return "next"
 }
 
 // write sends m; a failed write closes the connection (its reader then
