@@ -29,18 +29,10 @@ func TestGetTransactionKeys(t *testing.T) {
 		if !bytes.Equal(byRef.Body, byMine.Body) {
 			t.Errorf("answers differ:\n%s\n%s", byRef.Body, byMine.Body)
 		}
-		for _, c := range []struct {
-			name, key string
-			status    int
-			code      string
-		}{
-			{"no key", "", 401, "UNAUTHORIZED"},
-			{"unknown key", "SECK_TEST_00000000-0000-0000-0000-000000000000", 401, "UNAUTHORIZED"},
-			{"garbage key", "hello", 401, "UNAUTHORIZED"},
-			{"public key", a.TestPublic, 403, "FORBIDDEN"},
-			{"other merchant", b.TestSecret, 404, "NOT_FOUND"},
-			{"other mode", a.LiveSecret, 404, "NOT_FOUND"},
-		} {
+		for _, c := range append(badKeys(a),
+			keyCase{"other merchant", b.TestSecret, 404, "NOT_FOUND"},
+			keyCase{"other mode", a.LiveSecret, 404, "NOT_FOUND"},
+		) {
 			if r := e.REST("GET", "/transactions/"+ref, c.key, nil); r.Status != c.status || r.Code() != c.code {
 				t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
 			}

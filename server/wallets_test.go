@@ -136,20 +136,28 @@ func TestCreateWalletErrors(t *testing.T) {
 	})
 }
 
+// keyCase is a key a route is called with, and the answer it gets.
+type keyCase struct {
+	name, key string
+	status    int
+	code      string
+}
+
+// badKeys are the keys every secret-key route of m's refuses.
+func badKeys(m servertest.Merchant) []keyCase {
+	return []keyCase{
+		{"no key", "", 401, "UNAUTHORIZED"},
+		{"unknown key", "SECK_TEST_00000000-0000-0000-0000-000000000000", 401, "UNAUTHORIZED"},
+		{"garbage", "hello", 401, "UNAUTHORIZED"},
+		{"public key", m.TestPublic, 403, "FORBIDDEN"},
+	}
+}
+
 func TestAuthAndScoping(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		a, b := e.Merchant("Alpha"), e.Merchant("Beta")
 		body := sampleWallet("shared-ref")
-		for _, c := range []struct {
-			name, key string
-			status    int
-			code      string
-		}{
-			{"no key", "", 401, "UNAUTHORIZED"},
-			{"unknown key", "SECK_TEST_00000000-0000-0000-0000-000000000000", 401, "UNAUTHORIZED"},
-			{"garbage", "hello", 401, "UNAUTHORIZED"},
-			{"public key", a.TestPublic, 403, "FORBIDDEN"},
-		} {
+		for _, c := range badKeys(a) {
 			r := e.REST("POST", "/wallets", c.key, body)
 			if r.Status != c.status || r.Code() != c.code {
 				t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
