@@ -156,8 +156,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing. Its answer is written only after the same checks as any other
 // route's (key kind, rate limit).
 func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params map[string]string) (p merchants.Principal, res Result, found, missed bool, err error) {
+	if rt.WithKey == nil {
+		return p, res, false, false, nil
+	}
 	key := KeyFrom(r.Header)
-	if rt.WithKey == nil || key == "" {
+	if key == "" {
 		return p, res, false, false, nil
 	}
 	p, res, found, err = rt.WithKey(ctx, key, &Request{HTTP: r, Params: params})

@@ -182,25 +182,30 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 	if !mutation {
 		return nil, false
 	}
-	return func() json.RawMessage {
+	run := func() ([]byte, error) {
+		if err != nil {
+			return nil, err
+		}
 		p, ok := merchants.PrincipalFrom(ctx)
 		if !ok {
-			err = apperr.New(apperr.Unauthorized, "the connection is not authenticated")
+			return nil, apperr.New(apperr.Unauthorized, "the connection is not authenticated")
 		}
-		if err == nil {
-			err = h.allow(p)
+		if err := h.allow(p); err != nil {
+			return nil, err
 		}
-		if err == nil {
-			var r *http.Request
-			if r, err = http.NewRequestWithContext(ctx, http.MethodPost, "/graphql", nil); err == nil {
-				var resp idem.Response
-				if resp, _, err = h.mutate(ctx, r, p, key, payload); err == nil {
-					return resp.Body
-				}
-			}
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/graphql", nil)
+		if err != nil {
+			return nil, err
 		}
-		b, _ := json.Marshal(failure(ctx, err))
-		return b
+		resp, _, err := h.mutate(ctx, r, p, key, payload)
+		return resp.Body, err
+	}
+	return func() json.RawMessage {
+		body, err := run()
+		if err != nil {
+			body, _ = json.Marshal(failure(ctx, err))
+		}
+		return body
 	}, true
 }
 
@@ -415,21 +420,13 @@ func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(apperr.As(unwrapRetry(err)).Kind.Status())
+	w.WriteHeader(apperr.As(err).Kind.Status())
 	_ = json.NewEncoder(w).Encode(failure(r.Context(), err))
-}
-
-func unwrapRetry(err error) error {
-	var re *retryError
-	if errors.As(err, &re) {
-		return re.err
-	}
-	return err
 }
 
 // failure is the GraphQL answer to a request refused before execution.
 func failure(ctx context.Context, err error) map[string]any {
-	e := apperr.As(unwrapRetry(err))
+	e := apperr.As(err) // a retryError unwraps to its *apperr.Error
 	msg := e.Message
 	if e.Kind == apperr.Internal {
 		obs.Log(ctx).Error("graphql request failed", "err", err)

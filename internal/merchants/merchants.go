@@ -208,7 +208,7 @@ type Lookup struct{ query string }
 // Its arguments are the key's hash and the value.
 func NewLookup(dialect, table string, columns []string, by string) Lookup {
 	k, m, t := entsql.Table(apikey.Table).As("k"), entsql.Table(merchant.Table).As("m"), entsql.Table(table).As("t")
-	cols := append(principalColumns(k, m), make([]string, 0, len(columns))...)
+	cols := principalColumns(k, m)
 	for _, c := range columns {
 		cols = append(cols, t.C(c))
 	}

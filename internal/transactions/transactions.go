@@ -97,8 +97,11 @@ func (s *Service) GetByMerchantReference(ctx context.Context, ref string) (txvie
 	return s.get(ctx, ref, false)
 }
 
+// possibleRef reports whether ref could name a transaction at all.
+func possibleRef(ref string) bool { return ref != "" && len(ref) <= 200 }
+
 func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview.Transaction, error) {
-	if ref == "" || len(ref) > 200 {
+	if !possibleRef(ref) {
 		return txview.Transaction{}, notFound(ref)
 	}
 	t, ok := tenant.From(ctx)
@@ -128,7 +131,7 @@ func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview
 // in one round trip. found is false when either is missing; the caller
 // then authenticates and calls Get, which answers each case as before.
 func (s *Service) GetWithKey(ctx context.Context, auth *merchants.Service, key, ref string) (p merchants.Principal, v txview.Transaction, found bool, err error) {
-	if ref == "" || len(ref) > 200 {
+	if !possibleRef(ref) {
 		return p, v, false, nil
 	}
 	p, found, err = auth.AuthenticateLookup(ctx, key, s.withKey, ref, func(row merchants.Scanner) (err error) {
