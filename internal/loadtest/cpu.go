@@ -15,9 +15,25 @@ const clockTicks = 100
 // cpuSample is CPU time used so far by the harness, the service and the
 // PostgreSQL server's processes, and by the whole machine.
 type cpuSample struct {
-	at                         time.Time
-	harness, service, postgres time.Duration
-	machineBusy                time.Duration
+	at               time.Time
+	harness, service time.Duration
+	postgres         pgCPU
+	machineBusy      time.Duration
+}
+
+// pgCPU is the CPU time of each PostgreSQL process, by pid.
+type pgCPU map[int]time.Duration
+
+// since is what the processes of p used after earlier: a backend that
+// exited in between (pgbench's, just before a phase) is left out rather
+// than counted as negative time, and one started in between counts in
+// full.
+func (p pgCPU) since(earlier pgCPU) time.Duration {
+	var d time.Duration
+	for pid, t := range p {
+		d += t - earlier[pid]
+	}
+	return d
 }
 
 func procCPU(pid int) time.Duration {
@@ -45,6 +61,7 @@ func sampleCPU(servicePID int) cpuSample {
 	if servicePID > 0 {
 		c.service = procCPU(servicePID)
 	}
+	c.postgres = pgCPU{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		comm, err := os.ReadFile(d + "/comm")
@@ -52,7 +69,7 @@ func sampleCPU(servicePID int) cpuSample {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(d))
-		c.postgres += procCPU(pid)
+		c.postgres[pid] = procCPU(pid)
 	}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		line := strings.SplitN(string(b), "\n", 2)[0]
@@ -78,5 +95,5 @@ func cpuSplit(a, b cpuSample) string {
 	}
 	c := func(x, y time.Duration) float64 { return (y - x).Seconds() / wall }
 	return fmt.Sprintf("cores busy %.2f: load generator %.2f, service %.2f, postgres %.2f",
-		c(a.machineBusy, b.machineBusy), c(a.harness, b.harness), c(a.service, b.service), c(a.postgres, b.postgres))
+		c(a.machineBusy, b.machineBusy), c(a.harness, b.harness), c(a.service, b.service), b.postgres.since(a.postgres).Seconds()/wall)
 }

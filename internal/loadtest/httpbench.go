@@ -326,8 +326,24 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		}
 	}
 	var seq atomic.Uint64
-	// Warm-up: connections, caches, the first pages of the tables.
-	attack(s, "warm-up", o.clients, 2*time.Second, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil, nil)
+	var mu sync.Mutex
+	var refs []string
+	keepRef := func(r *vegeta.Result) {
+		var env struct {
+			Data struct {
+				Reference string `json:"reference"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(r.Body, &env) == nil && env.Data.Reference != "" {
+			mu.Lock()
+			refs = append(refs, env.Data.Reference)
+			mu.Unlock()
+		}
+	}
+	// Warm-up: connections, caches, the first pages of the tables. Its
+	// withdrawals are the GET phase's references if the withdrawal phase
+	// is not run.
+	attack(s, "warm-up", o.clients, 2*time.Second, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil, keepRef)
 	// Then statistics, as pgbench -i leaves its tables analysed: without
 	// them the planner guesses, and the service's prepared statements keep
 	// the plans it made for empty tables (the payout worker's claim read
@@ -393,33 +409,22 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		return pgbenchResult{TPS: (before.TPS + after.TPS) / 2}, err
 	}
 
-	var mu sync.Mutex
-	var refs []string
 	var wd, get, rate, gql phase
-	tpcb, err := around("pgbench TPC-B-like", false, func() error {
-		withProfile(o, s, "withdraw", func() {
-			wd = attack(s, "POST /transactions/withdraw", o.clients, o.duration, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil,
-				func(r *vegeta.Result) {
-					var env struct {
-						Data struct {
-							Reference string `json:"reference"`
-						} `json:"data"`
-					}
-					if json.Unmarshal(r.Body, &env) == nil && env.Data.Reference != "" {
-						mu.Lock()
-						refs = append(refs, env.Data.Reference)
-						mu.Unlock()
-					}
-				})
+	var tpcb, sel pgbenchResult
+	if o.phase("withdraw") {
+		tpcb, err = around("pgbench TPC-B-like", false, func() error {
+			withProfile(o, s, "withdraw", func() {
+				wd = attack(s, "POST /transactions/withdraw", o.clients, o.duration, withdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), nil, keepRef)
+			})
+			fmt.Println(wd)
+			if len(refs) == 0 {
+				return fmt.Errorf("no withdrawal succeeded")
+			}
+			return nil
 		})
-		fmt.Println(wd)
-		if len(refs) == 0 {
-			return fmt.Errorf("no withdrawal succeeded")
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	// Autovacuum analyses a table once a tenth of it changed, checking every
 	// minute; a database up for longer than this run has statistics of its
@@ -428,28 +433,39 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 	if err := analyze(ctx, dbURL); err != nil {
 		return err
 	}
-	sel, err := around("pgbench select-only", true, func() error {
-		withProfile(o, s, "get", func() {
-			get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
+	if o.phase("get") {
+		sel, err = around("pgbench select-only", true, func() error {
+			withProfile(o, s, "get", func() {
+				get = attack(s, "GET /transactions/{ref}", o.clients, o.duration, getTargeter(s.URL, m.Secret, refs), nil, nil)
+			})
+			fmt.Println(get)
+			return nil
 		})
-		fmt.Println(get)
-		return nil
-	})
-	if err != nil {
-		return err
+		if err != nil {
+			return err
+		}
 	}
-	// (The select-only run after the GET began on a quiet service.)
-	withProfile(o, s, "rates", func() {
-		rate = attack(s, "POST /rates/create", o.clients, o.duration, rateTargeter(s.URL, m.Secret, o.idemKeys, &seq), nil, nil)
-	})
-	fmt.Println(rate)
-	if err := quiet(); err != nil {
-		return err
+	if o.phase("rates") {
+		if err := quiet(); err != nil {
+			return err
+		}
+		withProfile(o, s, "rates", func() {
+			rate = attack(s, "POST /rates/create", o.clients, o.duration, rateTargeter(s.URL, m.Secret, o.idemKeys, &seq), nil, nil)
+		})
+		fmt.Println(rate)
 	}
-	withProfile(o, s, "graphql-withdraw", func() {
-		gql = attack(s, "GraphQL mutation withdraw", o.clients, o.duration, gqlWithdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), gqlCheck, nil)
-	})
-	fmt.Println(gql)
+	if o.phase("graphql") {
+		if err := quiet(); err != nil {
+			return err
+		}
+		withProfile(o, s, "graphql-withdraw", func() {
+			gql = attack(s, "GraphQL mutation withdraw", o.clients, o.duration, gqlWithdrawTargeter(s.URL, m.Secret, bank, o.idemKeys, &seq), gqlCheck, nil)
+		})
+		fmt.Println(gql)
+	}
+	if !o.phase("spread") {
+		return report(tpcb, sel, wd, get, gql, rate)
+	}
 
 	// The same withdrawals spread over as many merchants as clients: no
 	// balance row is shared, so the gap to the first figure is what the hot
@@ -474,6 +490,11 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 	})
 	fmt.Println(spread)
 
+	return report(tpcb, sel, wd, get, gql, rate)
+}
+
+// report prints the ratios of the phases that ran against their targets.
+func report(tpcb, sel pgbenchResult, wd, get, gql, rate phase) error {
 	fmt.Println("\ntargets:")
 	verdict := func(ok bool) string {
 		if ok {
@@ -482,13 +503,19 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		return "NOT MET"
 	}
 	fmt.Printf("  (each against the mean of pgbench's runs just before and after its phase: TPC-B-like %.0f tps, select-only %.0f tps)\n", tpcb.TPS, sel.TPS)
-	r1 := wd.Throughput / tpcb.TPS
-	fmt.Printf("  withdrawals / TPC-B           = %5.2f (target >= 0.50), p99 %.2f ms (<= 25), errors %d (0): %s\n",
-		r1, ms(wd.P99), wd.Errors, verdict(r1 >= 0.5 && wd.P99 <= 25*time.Millisecond && wd.Errors == 0))
-	r2 := get.Throughput / sel.TPS
-	fmt.Printf("  GET transaction / select-only = %5.2f (target >= 0.25): %s\n", r2, verdict(r2 >= 0.25 && get.Errors == 0))
-	r3 := gql.Throughput / wd.Throughput
-	fmt.Printf("  GraphQL / REST withdrawal     = %5.2f (target >= 0.90): %s\n", r3, verdict(r3 >= 0.9 && gql.Errors == 0))
+	if tpcb.TPS > 0 {
+		r1 := wd.Throughput / tpcb.TPS
+		fmt.Printf("  withdrawals / TPC-B           = %5.2f (target >= 0.50), p99 %.2f ms (<= 25), errors %d (0): %s\n",
+			r1, ms(wd.P99), wd.Errors, verdict(r1 >= 0.5 && wd.P99 <= 25*time.Millisecond && wd.Errors == 0))
+	}
+	if sel.TPS > 0 {
+		r2 := get.Throughput / sel.TPS
+		fmt.Printf("  GET transaction / select-only = %5.2f (target >= 0.25): %s\n", r2, verdict(r2 >= 0.25 && get.Errors == 0))
+	}
+	if wd.Throughput > 0 && gql.Throughput > 0 {
+		r3 := gql.Throughput / wd.Throughput
+		fmt.Printf("  GraphQL / REST withdrawal     = %5.2f (target >= 0.90): %s\n", r3, verdict(r3 >= 0.9 && gql.Errors == 0))
+	}
 	if rate.Errors > 0 {
 		fmt.Printf("  POST /rates/create had %d errors\n", rate.Errors)
 	}

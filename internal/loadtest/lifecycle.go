@@ -89,7 +89,7 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 	fmt.Printf("    %s\n", cpuSplit(cpu0, cpu1))
 	perItem := func(a, b time.Duration) float64 { return float64((b - a).Microseconds()) / n }
 	fmt.Printf("CPU per withdrawal, whole life: service %.0f µs, postgres %.0f µs (the proxy's work is the load generator's)\n",
-		perItem(cpu0.service, cpu1.service), perItem(cpu0.postgres, cpu1.postgres))
+		perItem(cpu0.service, cpu1.service), perItem(0, cpu1.postgres.since(cpu0.postgres)))
 	fmt.Printf("round trips per withdrawal, whole life: %.2f\n", float64(proxy.roundTrips("lifecycle"))/n)
 	sts := proxy.statements("lifecycle")
 	sort.SliceStable(sts, func(i, j int) bool { return sts[i].count > sts[j].count })

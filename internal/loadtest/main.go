@@ -53,7 +53,11 @@ type options struct {
 	profileDir      string
 	noWorkers       bool
 	countStatements bool
+	phases          map[string]bool
 }
+
+// phase tells whether the http suite runs the phase named.
+func (o options) phase(name string) bool { return len(o.phases) == 0 || o.phases[name] }
 
 func main() {
 	switch os.Getenv(roleEnv) {
@@ -76,7 +80,14 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "directory for the service's CPU profile of each HTTP phase (pprof)")
 	flag.BoolVar(&o.noWorkers, "no-workers", false, "run the HTTP phases on a service without background workers (diagnosis only)")
 	flag.BoolVar(&o.countStatements, "count-statements", false, "dispatch: send the service's database traffic through the counting proxy and list the statements per delivery (diagnosis only)")
+	phases := flag.String("phases", "", "http suite: comma-separated phases to run (withdraw, get, rates, graphql, spread; diagnosis); all when empty")
 	flag.Parse()
+	o.phases = map[string]bool{}
+	for _, s := range strings.Split(*phases, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			o.phases[s] = true
+		}
+	}
 	o.suites = map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		if s = strings.TrimSpace(s); s != "" {
