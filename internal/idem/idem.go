@@ -173,7 +173,14 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 		}
 		return resp, false, err
 	}
-	if resp.Status < 500 {
+	if resp.Status < 500 && deferLast && s.db.IsPostgres() {
+		// Stored with the put-off debit, in its round trip: a record
+		// another instance stored first fails that, and the request runs
+		// again, which finds the record.
+		if err := store.Prelude(txCtx, s.saveStmt(req, resp)); err != nil {
+			return Response{}, false, err
+		}
+	} else if resp.Status < 500 {
 		if err := s.save(txCtx, req, resp); err != nil {
 			if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 				_ = tx.Rollback()
@@ -291,6 +298,22 @@ var errTaken = errors.New("idem: key already has a live record")
 // one holds it.
 func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 	ctx = tenant.System(ctx)
+	st := s.saveStmt(req, resp)
+	res, err := s.db.Client(ctx).ExecContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return store.Classify(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return errTaken
+	}
+	return nil
+}
+
+// saveStmt inserts resp as req's record, or replaces an expired one; it
+// writes no row when the key has a live record.
+func (s *Store) saveStmt(req Request, resp Response) store.Stmt {
 	now := s.clock.Now()
 	query, args := entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
 		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
@@ -304,16 +327,7 @@ func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 			// The builder qualifies the column with the table: the existing row.
 			entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
 		).Query()
-	res, err := s.db.Client(ctx).ExecContext(ctx, query, args...)
-	if err != nil {
-		return store.Classify(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return errTaken
-	}
-	return nil
+	return store.Stmt{SQL: query, Args: args}
 }
 
 // Purge deletes expired records.

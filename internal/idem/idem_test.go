@@ -8,6 +8,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/idem"
+	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 )
@@ -75,4 +76,47 @@ func TestDoKeyLifecycle(t *testing.T) {
 			t.Fatalf("other mode: %v %v", replayed, err)
 		}
 	})
+}
+
+// TestDoRecordStoredFirstElsewhere: another instance stores the key's
+// record between this run's look-up and its own record (its unique index
+// refuses this one, carried with what the handler put off): this run's
+// effect is rolled back and the stored answer is replayed, without running
+// the handler again.
+func TestDoRecordStoredFirstElsewhere(t *testing.T) {
+	db := testdb.Open(t, testdb.PostgresURL(t))
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	s := idem.New(db, clk)
+	ctx := context.Background()
+	req := idem.Request{Tenant: acme, Key: "k1", Hash: idem.HashRequest("POST", "/x", []byte(`{"a":1}`))}
+	calls := 0
+	resp, replayed, err := s.Do(ctx, req, func(ctx context.Context) (idem.Response, bool) {
+		calls++
+		// This run's effect, in its transaction.
+		if err := store.Last(ctx, func(ctx context.Context) error {
+			_, err := db.Client(ctx).IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
+				SetKey("effect").SetRequestHash("h").SetStatusCode(200).SetBody([]byte(`{}`)).SetContentType("application/json").
+				SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(ctx, acme))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// The other instance, on its own connection, commits first.
+		if _, err := db.Client(context.Background()).IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
+			SetKey(req.Key).SetRequestHash(req.Hash).SetStatusCode(201).SetBody([]byte(`{"by":"other"}`)).SetContentType("application/json").
+			SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(context.Background(), acme)); err != nil {
+			t.Fatal(err)
+		}
+		return idem.Response{Status: 201, Body: []byte(`{"by":"this"}`), ContentType: "application/json"}, true
+	})
+	if err != nil || !replayed || resp.Status != 201 || string(resp.Body) != `{"by":"other"}` {
+		t.Fatalf("got %d %q replayed %v, %v; want the other instance's answer replayed", resp.Status, resp.Body, replayed, err)
+	}
+	if calls != 1 {
+		t.Errorf("handler ran %d times, want 1", calls)
+	}
+	n, err := db.Client(ctx).IdempotencyRecord.Query().Count(tenant.With(ctx, acme))
+	if err != nil || n != 1 {
+		t.Errorf("%d records (%v), want the other instance's only: this run's effect stays rolled back", n, err)
+	}
 }

@@ -360,14 +360,24 @@ func onlyLower(plans [][]*delta) *delta {
 // checked by rows affected as lower checks its own; entries is how many
 // the postings hold. Refused, the entries are in the transaction all the
 // same, which the caller rolls back (as after lower).
+//
+// The preludes of ctx's transaction (store.Prelude: its event, a keyed
+// request's stored answer) ride in the same statement, written before the
+// balance row is locked; should one write nothing, the debit is not made
+// either, and the error fails the transaction (which a keyed request then
+// runs again with nothing put off).
 func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time) error {
 	var b strings.Builder
-	var args []any
+	ctes, preludesWrote, args := store.WithPreludes(store.TakePreludes(ctx))
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	b.WriteString("WITH e AS (INSERT INTO " + ledgerentry.Table + " (" + strings.Join([]string{
+	b.WriteString("WITH ")
+	if ctes != "" {
+		b.WriteString(ctes + ", ")
+	}
+	b.WriteString("e AS (INSERT INTO " + ledgerentry.Table + " (" + strings.Join([]string{
 		ledgerentry.FieldPostingID, ledgerentry.FieldSeq, ledgerentry.FieldAccountID, ledgerentry.FieldCurrency,
 		ledgerentry.FieldBucket, ledgerentry.FieldAmount, ledgerentry.FieldTransactionRef, ledgerentry.FieldMemo,
 		ledgerentry.FieldCreatedAt}, ", ") + ") VALUES ")
@@ -393,6 +403,9 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
 	}
 	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
+	if preludesWrote != "" {
+		b.WriteString(" AND " + preludesWrote)
+	}
 	if d.available < 0 {
 		b.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + arg(-d.available))
 	}
@@ -410,6 +423,10 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 		return err
 	} else if n == 1 {
 		return nil
+	} else if preludesWrote != "" {
+		// The balance or a prelude refused: the caller runs again without
+		// preludes, which tells the two apart.
+		return fmt.Errorf("ledger: debit of %s refused, or one of its preludes wrote nothing", d.acct.ID())
 	}
 	return shortfall(ctx, c, d)
 }

@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"merchantpay/ent"
 )
@@ -16,8 +20,9 @@ import (
 type lastKey struct{}
 
 type lastList struct {
-	tx  *ent.Tx
-	fns []func() error
+	tx       *ent.Tx
+	fns      []func() error
+	preludes []Stmt
 }
 
 // WithLast returns ctx, which carries a transaction, such that Last puts
@@ -40,7 +45,8 @@ func Last(ctx context.Context, fn func(ctx context.Context) error) error {
 }
 
 // RunLast runs, in order, what Last put off in ctx's transaction (marked
-// by WithLast), stopping at the first error.
+// by WithLast), then the preludes none of it carried, stopping at the
+// first error.
 func RunLast(ctx context.Context) error {
 	l, ok := ctx.Value(lastKey{}).(*lastList)
 	if !ok {
@@ -53,5 +59,110 @@ func RunLast(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, p := range TakePreludes(ctx) {
+		if err := execPrelude(ctx, p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// Stmt is one statement and its arguments, numbered from $1.
+type Stmt struct {
+	SQL  string
+	Args []any
+}
+
+// Prelude puts st off to the end of ctx's transaction (marked by
+// WithLast), like Last, for a statement that writes exactly one row and
+// whose effect nothing in the transaction reads: an event, the stored
+// answer of a keyed request. A put-off statement that can carries the
+// preludes in its own round trip (TakePreludes: the ledger's conditional
+// debit on PostgreSQL); RunLast runs the others one by one after what Last
+// put off. Unmarked, st runs now. Either way a statement that writes no
+// row fails the transaction.
+func Prelude(ctx context.Context, st Stmt) error {
+	if l, ok := ctx.Value(lastKey{}).(*lastList); ok && l.tx != nil && l.tx == ent.TxFromContext(ctx) {
+		l.preludes = append(l.preludes, st)
+		return nil
+	}
+	return execPrelude(ctx, st)
+}
+
+// TakePreludes hands the preludes of ctx's transaction to a statement that
+// will carry them (see WithPreludes); RunLast then leaves them alone.
+func TakePreludes(ctx context.Context) []Stmt {
+	l, ok := ctx.Value(lastKey{}).(*lastList)
+	if !ok {
+		return nil
+	}
+	ps := l.preludes
+	l.preludes = nil
+	return ps
+}
+
+// WithPreludes renders ps as the CTEs of a PostgreSQL statement, "p1 AS
+// (... RETURNING 1), p2 AS (...)", with their arguments renumbered in
+// order from $1, and the condition "(SELECT count(*) FROM p1) = 1 AND ..."
+// that the statement must put where its own effect depends on it, so that
+// every prelude runs before it and its effect needs all of theirs. The
+// carrier's own arguments follow args.
+func WithPreludes(ps []Stmt) (ctes, cond string, args []any) {
+	var c, w strings.Builder
+	for i, p := range ps {
+		name := "p" + strconv.Itoa(i+1)
+		if i > 0 {
+			c.WriteString(", ")
+			w.WriteString(" AND ")
+		}
+		c.WriteString(name + " AS (" + renumber(p.SQL, len(args)) + " RETURNING 1)")
+		w.WriteString("(SELECT count(*) FROM " + name + ") = 1")
+		args = append(args, p.Args...)
+	}
+	return c.String(), w.String(), args
+}
+
+// renumber adds by to each placeholder $n of query (built by this service:
+// no dollar sign appears anywhere else in it).
+func renumber(query string, by int) string {
+	if by == 0 {
+		return query
+	}
+	var b strings.Builder
+	for i := 0; i < len(query); i++ {
+		b.WriteByte(query[i])
+		if query[i] != '$' {
+			continue
+		}
+		j := i + 1
+		for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(query[i+1 : j]); err == nil {
+			b.WriteString(strconv.Itoa(n + by))
+			i = j - 1
+		}
+	}
+	return b.String()
+}
+
+func execPrelude(ctx context.Context, st Stmt) error {
+	tx := ent.TxFromContext(ctx)
+	if tx == nil {
+		return fmt.Errorf("store: a prelude outside a transaction")
+	}
+	res, err := tx.ExecContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return ErrPreludeWroteNothing
+	}
+	return nil
+}
+
+// ErrPreludeWroteNothing: a prelude's row was not written (the stored
+// answer of a keyed request another instance stored first).
+var ErrPreludeWroteNothing = errors.New("store: a prelude wrote no row")

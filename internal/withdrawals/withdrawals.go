@@ -448,7 +448,8 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 		if err != nil {
 			return err
 		}
-		if _, err := s.outbox.Emit(ctx, events.WithdrawalPending, t); err != nil {
+		// Nothing reads the event here: it goes with the debit where it can.
+		if err := s.outbox.EmitLater(ctx, events.WithdrawalPending, t); err != nil {
 			return err
 		}
 		// Last: the debit locks the merchant's balance row until the
