@@ -206,7 +206,7 @@ type Lookup struct{ query string }
 // NewLookup builds a Lookup of columns of the row of table whose column by
 // equals the looked-up value and whose merchant_id and mode are the key's.
 // Its arguments are the key's hash and the value. The merchant's row is not
-// read (a third of the statement's cost): the Principal it gives has no
+// read (one join fewer): the Principal it gives has no
 // MerchantName or Email, which a read needs neither for its checks (key
 // kind, rate limit) nor for its answer.
 func NewLookup(dialect, table string, columns []string, by string) Lookup {
