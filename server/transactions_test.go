@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
 )
 
@@ -53,4 +54,62 @@ func TestGetTransactionKeys(t *testing.T) {
 		}
 		e.REST("GET", "/transactions/"+ref, rolled.SecretKey, nil).Expect(200)
 	})
+}
+
+// A transaction GET rendered before is answered as rendered only while its
+// row is unchanged (PostgreSQL: same version); any write to the row, even
+// one outside the service's code, is seen by the next GET.
+func TestGetTransactionRenderedOnlyWhileUnchanged(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		a, b := e.Merchant("Alpha"), e.Merchant("Beta")
+		fund(e, a.TestSecret, "NGN", 5000)
+		wd := e.REST("POST", "/transactions/withdraw", a.TestSecret, map[string]any{"amount": 1000, "currency": "NGN", "reference": "Poll-1",
+			"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}).Data()
+		ref, _ := wd["reference"].(string)
+		if ref == "" {
+			t.Fatalf("withdrawal: %v", wd)
+		}
+		get := func() map[string]any {
+			return e.REST("GET", "/transactions/"+ref, a.TestSecret, nil).Expect(200).Data()
+		}
+		first := get()
+		hits0, _, _ := e.App.Transactions.RenderedStats()
+		if again := get(); again["narration"] != first["narration"] || again["status"] != first["status"] {
+			t.Fatalf("unchanged row, different answers: %v then %v", first, again)
+		}
+		hits1, _, kept := e.App.Transactions.RenderedStats()
+		if e.Kind == testdb.Postgres && (hits1 != hits0+1 || kept == 0) {
+			t.Errorf("unchanged row: hits %d then %d, %d kept; want the rendered answer", hits0, hits1, kept)
+		}
+		// Another tenant's key never gets the rendered answer.
+		if r := e.REST("GET", "/transactions/"+ref, b.TestSecret, nil); r.Status != 404 {
+			t.Errorf("other merchant: %d %s", r.Status, r.Body)
+		}
+		// A write by hand, as an operator's fix would be.
+		if _, err := e.App.DB.SQL().ExecContext(t.Context(),
+			`UPDATE transactions SET narration = 'fixed by hand' WHERE reference = `+placeholder(e), ref); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(); got["narration"] != "fixed by hand" {
+			t.Errorf("after the row changed: narration %v", got["narration"])
+		}
+		// And a write that changes nothing the answer shows still reads again.
+		if _, err := e.App.DB.SQL().ExecContext(t.Context(),
+			`UPDATE transactions SET narration = narration WHERE reference = `+placeholder(e), ref); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(); got["narration"] != "fixed by hand" {
+			t.Errorf("after a rewrite: narration %v", got["narration"])
+		}
+		if hits2, _, _ := e.App.Transactions.RenderedStats(); hits2 != hits1 {
+			t.Errorf("changed rows answered as rendered: hits %d then %d", hits1, hits2)
+		}
+	})
+}
+
+func placeholder(e *servertest.Env) string {
+	if e.Kind == testdb.Postgres {
+		return "$1"
+	}
+	return "?"
 }

@@ -31,18 +31,32 @@ type Service struct {
 	// byReference and byMerchantReference select txview.Columns of one
 	// transaction of a tenant; args: the reference, merchant id, mode.
 	byReference, byMerchantReference string
-	// withKey is byReference in the statement that authenticates the key.
-	withKey merchants.Lookup
+	// withKey is byReference in the statement that authenticates the key;
+	// on PostgreSQL it also reads the row's version (xmin), and
+	// versionWithKey reads only that, for an answer rendered (see
+	// renderedCache, nil on SQLite, whose rows have no version).
+	withKey, versionWithKey merchants.Lookup
+	rendered                *renderedCache
 }
 
 // New returns the service.
 func New(db *store.DB) *Service {
-	return &Service{db: db,
+	s := &Service{db: db,
 		byReference:         lookupQuery(db.Dialect, transaction.FieldReference),
 		byMerchantReference: lookupQuery(db.Dialect, transaction.FieldMerchantReferenceKey),
 		withKey:             merchants.NewLookup(db.Dialect, transaction.Table, txview.Columns(), transaction.FieldReference),
 	}
+	if db.IsPostgres() {
+		s.withKey = merchants.NewLookup(db.Dialect, transaction.Table, append(txview.Columns(), rowVersion), transaction.FieldReference)
+		s.versionWithKey = merchants.NewLookup(db.Dialect, transaction.Table, []string{rowVersion}, transaction.FieldReference)
+		s.rendered = newRenderedCache(renderedGeneration)
+	}
+	return s
 }
+
+// rowVersion is PostgreSQL's system column naming the transaction that
+// wrote a row's current version.
+const rowVersion = "xmin"
 
 // lookupQuery is written once rather than built by ent on every look-up
 // (quoting 55 columns each time was a fifth of the service's CPU on GET
@@ -128,17 +142,67 @@ func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview
 
 // GetWithKey is Get for a request whose key is not yet checked: it
 // authenticates key and finds the transaction by the service's reference
-// in one round trip. found is false when either is missing; the caller
-// then authenticates and calls Get, which answers each case as before.
-func (s *Service) GetWithKey(ctx context.Context, auth *merchants.Service, key, ref string) (p merchants.Principal, v txview.Transaction, found bool, err error) {
+// in one round trip, and renders it. found is false when either is missing;
+// the caller then authenticates and calls Get, which answers each case as
+// before. On PostgreSQL a transaction rendered before is checked by its
+// row's version alone and, unchanged, answered as rendered then (see
+// renderedCache); changed, it is read again (a second round trip).
+func (s *Service) GetWithKey(ctx context.Context, auth *merchants.Service, key, ref string) (p merchants.Principal, v Rendered, found bool, err error) {
 	if !possibleRef(ref) {
-		return p, v, false, nil
+		return p, nil, false, nil
 	}
+	if s.rendered != nil {
+		if e, ok := s.rendered.get(ref); ok {
+			var version int64
+			p, found, err = auth.AuthenticateLookup(ctx, key, s.versionWithKey, ref, func(row merchants.Scanner) error {
+				return row.Scan(&version)
+			})
+			if err != nil || !found {
+				return p, nil, found, err
+			}
+			if version == e.version {
+				s.rendered.hits.Add(1)
+				return p, e.json, true, nil
+			}
+		}
+		s.rendered.misses.Add(1)
+	}
+	var t txview.Transaction
+	var version int64
 	p, found, err = auth.AuthenticateLookup(ctx, key, s.withKey, ref, func(row merchants.Scanner) (err error) {
-		v, err = txview.Scan(row)
+		if s.rendered != nil {
+			row = versioned{row, &version}
+		}
+		t, err = txview.Scan(row)
 		return err
 	})
-	return p, v, found, err
+	if err != nil || !found {
+		return p, nil, found, err
+	}
+	v = t.AppendJSON(make([]byte, 0, 1024))
+	if s.rendered != nil {
+		s.rendered.put(ref, renderedEntry{version: version, json: v})
+	}
+	return p, v, true, nil
+}
+
+// versioned scans a row of txview.Columns followed by its version.
+type versioned struct {
+	row     merchants.Scanner
+	version *int64
+}
+
+func (r versioned) Scan(dest ...any) error { return r.row.Scan(append(dest, r.version)...) }
+
+// RenderedStats reports how many GetWithKey answers were rendered answers
+// whose row had not changed (hits) and how many were read and rendered
+// (misses), and how many are kept: for tests and diagnostics. All are zero
+// on SQLite.
+func (s *Service) RenderedStats() (hits, misses uint64, kept int) {
+	if s.rendered == nil {
+		return 0, 0, 0
+	}
+	return s.rendered.hits.Load(), s.rendered.misses.Load(), s.rendered.len()
 }
 
 func notFound(ref string) error {
