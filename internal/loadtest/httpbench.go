@@ -52,6 +52,9 @@ func (p phase) String() string {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// stdTransport makes attack use net/http's Transport (see leanTransport).
+var stdTransport bool
+
 // The load generator's Go runtime during an attack (see attack).
 const (
 	attackProcs = 1   // GOMAXPROCS
@@ -82,6 +85,12 @@ func attack(s *service, name string, clients int, d time.Duration, tr vegeta.Tar
 	}
 	if check == nil && keep == nil {
 		opts = append(opts, vegeta.MaxBody(errBody))
+	}
+	if !stdTransport {
+		// After the options above, which set up the Transport this replaces.
+		lean := newLeanTransport(clients, 30*time.Second)
+		defer lean.closeIdle()
+		opts = append(opts, vegeta.Client(&http.Client{Transport: lean}))
 	}
 	a := vegeta.NewAttacker(opts...)
 	out := phase{Name: name}

@@ -80,6 +80,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "directory for the service's CPU profile of each HTTP phase (pprof)")
 	flag.BoolVar(&o.noWorkers, "no-workers", false, "run the HTTP phases on a service without background workers (diagnosis only)")
 	flag.BoolVar(&o.countStatements, "count-statements", false, "dispatch: send the service's database traffic through the counting proxy and list the statements per delivery (diagnosis only)")
+	flag.BoolVar(&stdTransport, "std-transport", false, "HTTP phases: vegeta with net/http's Transport instead of the lean one (diagnosis: what the load generator's client costs)")
 	phases := flag.String("phases", "", "http suite: comma-separated phases to run (withdraw, get, rates, graphql, spread; diagnosis); all when empty")
 	flag.Parse()
 	o.phases = map[string]bool{}
