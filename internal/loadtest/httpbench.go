@@ -225,15 +225,27 @@ func spreadTargeter(base string, keys []string, bank string, idem bool, seq *ato
 
 // gqlWithdrawTargeter sends the same withdrawal as the mutation
 // withdraw(input: {...}) { reference }, the input written in the query.
-func gqlWithdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
-	url := base + "/graphql"
-	q := fmt.Sprintf(`mutation { withdraw(input: {beneficiary: {email: "ada@example.com", bank: %q, accountName: "Ada Obi", accountNumber: "0123456789"}, `+
-		`amount: "100", currency: "NGN", narration: "load test", reference: "gql-%s-%s"}) { reference } }`, bank, runID, seqMark)
-	b, err := json.Marshal(map[string]string{"query": q})
+// gqlWithdrawQuery is the GraphQL withdrawal, its input in a variable as
+// client libraries send it: the text is the same for every request, so the
+// service parses and validates it once (its query cache), as it would for
+// a merchant's client.
+const gqlWithdrawQuery = `mutation Withdraw($input: WithdrawInput!) { withdraw(input: $input) { reference } }`
+
+// gqlWithdrawBody is the body of a GraphQL withdrawal of reference ref.
+func gqlWithdrawBody(bank, ref string) []byte {
+	b, err := json.Marshal(map[string]any{"query": gqlWithdrawQuery, "variables": map[string]any{"input": map[string]any{
+		"beneficiary": map[string]string{"email": "ada@example.com", "bank": bank, "accountName": "Ada Obi", "accountNumber": "0123456789"},
+		"amount":      "100", "currency": "NGN", "narration": "load test", "reference": ref,
+	}}})
 	if err != nil {
 		panic(err)
 	}
-	body := newSeqBody(b)
+	return b
+}
+
+func gqlWithdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
+	url := base + "/graphql"
+	body := newSeqBody(gqlWithdrawBody(bank, "gql-"+runID+"-"+seqMark))
 	hdr := headers(key, idem, "gql")
 	return func(t *vegeta.Target) error {
 		n := seq.Add(1)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -47,9 +46,7 @@ func TestTargetersMatchFormattedRequests(t *testing.T) {
 				if err := gql(&tg); err != nil {
 					t.Fatal(err)
 				}
-				q := fmt.Sprintf(`mutation { withdraw(input: {beneficiary: {email: "ada@example.com", bank: %q, accountName: "Ada Obi", accountNumber: "0123456789"}, `+
-					`amount: "100", currency: "NGN", narration: "load test", reference: "gql-%s-%d"}) { reference } }`, bank, runID, n)
-				b, _ := json.Marshal(map[string]string{"query": q})
+				b := gqlWithdrawBody(bank, fmt.Sprintf("gql-%s-%d", runID, n))
 				check(t, tg, http.MethodPost, base+"/graphql", string(b), want("gql", n))
 			case 44:
 				if err := rate(&tg); err != nil {
