@@ -13,14 +13,7 @@ import (
 // gets the answer the usual way gives.
 func TestGetTransactionKeys(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		a, b := e.Merchant("Alpha"), e.Merchant("Beta")
-		fund(e, a.TestSecret, "NGN", 5000)
-		wd := e.REST("POST", "/transactions/withdraw", a.TestSecret, map[string]any{"amount": 1000, "currency": "NGN", "reference": "Pay-9",
-			"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}).Data()
-		ref, _ := wd["reference"].(string)
-		if ref == "" {
-			t.Fatalf("withdrawal: %v", wd)
-		}
+		a, b, ref := withdrawalToGet(t, e, "Pay-9")
 		byRef := e.REST("GET", "/transactions/"+ref, a.TestSecret, nil).Expect(200)
 		if got := byRef.Data(); got["reference"] != ref || got["merchant_reference"] != "Pay-9" {
 			t.Errorf("by reference: %s", byRef.Body)
@@ -61,14 +54,7 @@ func TestGetTransactionKeys(t *testing.T) {
 // one outside the service's code, is seen by the next GET.
 func TestGetTransactionRenderedOnlyWhileUnchanged(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		a, b := e.Merchant("Alpha"), e.Merchant("Beta")
-		fund(e, a.TestSecret, "NGN", 5000)
-		wd := e.REST("POST", "/transactions/withdraw", a.TestSecret, map[string]any{"amount": 1000, "currency": "NGN", "reference": "Poll-1",
-			"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}).Data()
-		ref, _ := wd["reference"].(string)
-		if ref == "" {
-			t.Fatalf("withdrawal: %v", wd)
-		}
+		a, b, ref := withdrawalToGet(t, e, "Poll-1")
 		get := func() map[string]any {
 			return e.REST("GET", "/transactions/"+ref, a.TestSecret, nil).Expect(200).Data()
 		}
@@ -112,4 +98,20 @@ func placeholder(e *servertest.Env) string {
 		return "$1"
 	}
 	return "?"
+}
+
+// withdrawalToGet makes merchants Alpha (funded, with a withdrawal of
+// merchant reference merchantRef) and Beta, and returns them and the
+// withdrawal's reference.
+func withdrawalToGet(t *testing.T, e *servertest.Env, merchantRef string) (a, b servertest.Merchant, ref string) {
+	t.Helper()
+	a, b = e.Merchant("Alpha"), e.Merchant("Beta")
+	fund(e, a.TestSecret, "NGN", 5000)
+	wd := e.REST("POST", "/transactions/withdraw", a.TestSecret, map[string]any{"amount": 1000, "currency": "NGN", "reference": merchantRef,
+		"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}).Data()
+	ref, _ = wd["reference"].(string)
+	if ref == "" {
+		t.Fatalf("withdrawal: %v", wd)
+	}
+	return a, b, ref
 }
