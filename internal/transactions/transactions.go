@@ -33,8 +33,8 @@ type Service struct {
 	byReference, byMerchantReference string
 	// withKey is byReference in the statement that authenticates the key;
 	// on PostgreSQL it also reads the row's version (xmin), and
-	// versionWithKey reads only that, for an answer rendered (see
-	// renderedCache, nil on SQLite, whose rows have no version).
+	// versionWithKey reads the version alone, to check an answer kept in
+	// rendered (nil on SQLite, whose rows have no version).
 	withKey, versionWithKey merchants.Lookup
 	rendered                *renderedCache
 }
