@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
@@ -58,6 +59,9 @@ func TestGetTransactionRenderedOnlyWhileUnchanged(t *testing.T) {
 		get := func() map[string]any {
 			return e.REST("GET", "/transactions/"+ref, a.TestSecret, nil).Expect(200).Data()
 		}
+		// The payout worker submits the withdrawal at once (a write to the
+		// row); after that the row rests until the fake clock moves.
+		submitted(t, e, ref)
 		first := get()
 		hits0, _, _ := e.App.Transactions.RenderedStats()
 		if again := get(); again["narration"] != first["narration"] || again["status"] != first["status"] {
@@ -114,4 +118,24 @@ func withdrawalToGet(t *testing.T, e *servertest.Env, merchantRef string) (a, b 
 		t.Fatalf("withdrawal: %v", wd)
 	}
 	return a, b, ref
+}
+
+// submitted waits until the payout worker has submitted withdrawal ref and
+// let go of it.
+func submitted(t *testing.T, e *servertest.Env, ref string) {
+	t.Helper()
+	q := `SELECT count(*) FROM transactions WHERE reference = ` + placeholder(e) +
+		` AND rails_reference IS NOT NULL AND lease_owner IS NULL`
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := e.App.DB.SQL().QueryRowContext(t.Context(), q, ref).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("withdrawal %s not submitted after 10 s", ref)
+		}
+	}
 }
