@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"merchantpay/ent/transaction"
+	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
 )
@@ -124,18 +126,13 @@ func withdrawalToGet(t *testing.T, e *servertest.Env, merchantRef string) (a, b 
 // let go of it.
 func submitted(t *testing.T, e *servertest.Env, ref string) {
 	t.Helper()
-	q := `SELECT count(*) FROM transactions WHERE reference = ` + placeholder(e) +
-		` AND rails_reference IS NOT NULL AND lease_owner IS NULL`
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
-		if err := e.App.DB.SQL().QueryRowContext(t.Context(), q, ref).Scan(&n); err != nil {
+	ctx := tenant.System(t.Context())
+	servertest.Eventually(t, 10*time.Second, "the payout of "+ref+" submitted", func() bool {
+		ok, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.Reference(ref),
+			transaction.RailsReferenceNotNil(), transaction.LeaseOwnerIsNil()).Exist(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("withdrawal %s not submitted after 10 s", ref)
-		}
-	}
+		return ok
+	})
 }

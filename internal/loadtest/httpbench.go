@@ -223,8 +223,6 @@ func spreadTargeter(base string, keys []string, bank string, idem bool, seq *ato
 	return func(t *vegeta.Target) error { return per[int(turn.Add(1))%len(per)](t) }
 }
 
-// gqlWithdrawTargeter sends the same withdrawal as the mutation
-// withdraw(input: {...}) { reference }, the input written in the query.
 // gqlWithdrawQuery is the GraphQL withdrawal, its input in a variable as
 // client libraries send it: the text is the same for every request, so the
 // service parses and validates it once (its query cache), as it would for
@@ -243,6 +241,8 @@ func gqlWithdrawBody(bank, ref string) []byte {
 	return b
 }
 
+// gqlWithdrawTargeter sends the same withdrawal as withdrawTargeter through
+// GraphQL (gqlWithdrawQuery).
 func gqlWithdrawTargeter(base, key, bank string, idem bool, seq *atomic.Uint64) vegeta.Targeter {
 	url := base + "/graphql"
 	body := newSeqBody(gqlWithdrawBody(bank, "gql-"+runID+"-"+seqMark))
