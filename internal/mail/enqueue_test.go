@@ -1,7 +1,10 @@
 package mail_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +47,7 @@ func TestEnqueueWithoutPayload(t *testing.T) {
 		e := got[0]
 		subject, body := mail.Compose(whole, "Ada's Shop")
 		if e.EventID != whole.EventID || e.ToAddress != "ada@example.com" || e.Subject != subject || e.Body != body ||
-			e.MerchantID != "m_1" || e.Mode != tenant.Test || e.Status != mail.StatusPending {
+			e.MerchantID != "m_1" || e.Mode != tenant.Test || e.Status != mail.StatusKept {
 			t.Fatalf("e-mail %+v; want subject %q, body %q", e, subject, body)
 		}
 		if len(subject) == 0 || !containsAll(body, "1500.5", "NGN", "Invoice <42> & co") {
@@ -76,6 +79,12 @@ func containsAll(s string, parts ...string) bool {
 // newMailEnv opens a database with the merchants given as (id, name,
 // e-mail), an outbox and a mailer without SMTP, on a fake clock.
 func newMailEnv(t *testing.T, url string, merchants ...[3]string) (*store.DB, context.Context, *events.Outbox, *mail.Mailer) {
+	return newMailEnvSMTP(t, url, nil, merchants...)
+}
+
+// newMailEnvSMTP is newMailEnv with a mailer on smtp (nil: none). Nothing
+// runs the mailer, so nothing is sent.
+func newMailEnvSMTP(t *testing.T, url string, smtp *mail.SMTP, merchants ...[3]string) (*store.DB, context.Context, *events.Outbox, *mail.Mailer) {
 	t.Helper()
 	db := testdb.Open(t, url)
 	clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
@@ -87,16 +96,32 @@ func newMailEnv(t *testing.T, url string, merchants ...[3]string) (*store.DB, co
 			t.Fatal(err)
 		}
 	}
-	return db, sys, events.New(db, clk), mail.New(db, clk, mail.Config{})
+	return db, sys, events.New(db, clk), mail.New(db, clk, mail.Config{SMTP: smtp})
 }
 
 // A fan-out batch is queued in one call: one e-mail for each notifying
 // event whose merchant exists (two merchants, events with and without
 // their payloads), none for a pending event or an unknown merchant, each
-// the same as Compose writes; and a second call adds nothing.
+// the same as Compose writes; and a second call adds nothing. With SMTP
+// they wait to be sent; without it they are written kept, nothing left
+// for the mailer to lease.
 func TestEnqueueAllBatch(t *testing.T) {
+	smtp, err := mail.ParseURL("smtp://mail.example.com:587")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		smtp *mail.SMTP
+		want string
+	}{{"smtp", smtp, mail.StatusPending}, {"no smtp", nil, mail.StatusKept}} {
+		t.Run(tc.name, func(t *testing.T) { testEnqueueAllBatch(t, tc.smtp, tc.want) })
+	}
+}
+
+func testEnqueueAllBatch(t *testing.T, smtp *mail.SMTP, want string) {
 	testdb.Each(t, func(t *testing.T, url string) {
-		db, sys, ob, m := newMailEnv(t, url,
+		db, sys, ob, m := newMailEnvSMTP(t, url, smtp,
 			[3]string{"m_1", "Ada's Shop", "m_1@example.com"}, [3]string{"m_2", "Kofi Ltd", "m_2@example.com"})
 		c := db.Client(sys)
 		emit := func(merchant, typ string) *ent.Event {
@@ -135,9 +160,42 @@ func TestEnqueueAllBatch(t *testing.T) {
 			e := byEvent[ev.EventID]
 			subject, body := mail.Compose(ev, names[ev.MerchantID])
 			if e == nil || e.ToAddress != ev.MerchantID+"@example.com" || e.Subject != subject || e.Body != body ||
-				e.MerchantID != ev.MerchantID || e.EventType != ev.Type || e.Status != mail.StatusPending {
-				t.Errorf("e-mail of %s (%s): %+v; want subject %q", ev.EventID, ev.Type, e, subject)
+				e.MerchantID != ev.MerchantID || e.EventType != ev.Type || e.Status != want ||
+				(e.NextAttemptAt != nil) != (want == mail.StatusPending) || e.LeaseOwner != nil {
+				t.Errorf("e-mail of %s (%s): %+v; want subject %q, status %s", ev.EventID, ev.Type, e, subject, want)
 			}
+		}
+	})
+}
+
+// Without SMTP the kept e-mail is logged once its transaction commits, and
+// not at all when it rolls back (nothing was kept).
+func TestKeptLoggedAfterCommit(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db, sys, ob, _ := newMailEnv(t, url, [3]string{"m_1", "Ada's Shop", "ada@example.com"})
+		var logs bytes.Buffer
+		m := mail.New(db, clock.NewFake(time.Now()), mail.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
+		rollback := errors.New("rolled back")
+		if err := db.Tx(sys, func(ctx context.Context) error {
+			if err := m.Enqueue(ctx, ev); err != nil {
+				return err
+			}
+			return rollback
+		}); !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+		if n, err := db.Client(sys).EmailNotification.Query().Count(sys); err != nil || n != 0 || logs.Len() != 0 {
+			t.Fatalf("rolled back: %d e-mails, %v; logged %q", n, err, logs.String())
+		}
+		if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, ev) }); err != nil {
+			t.Fatal(err)
+		}
+		subject, _ := mail.Compose(ev, "Ada's Shop")
+		line := logs.String()
+		if strings.Count(line, "e-mail kept (SMTP_URL not set)") != 1 || !strings.Contains(line, "to=ada@example.com") ||
+			!strings.Contains(line, ev.EventID) || !strings.Contains(line, subject[:10]) {
+			t.Fatalf("log after commit: %q", line)
 		}
 	})
 }

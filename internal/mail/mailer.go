@@ -97,9 +97,11 @@ func (m *Mailer) Enqueue(ctx context.Context, ev *ent.Event) error {
 // EnqueueAll keeps the e-mails about evs whose types notify, in the
 // transaction carried by ctx (the dispatcher's fan-out of a batch): one
 // query for their merchants, one for the payloads the events came without
-// (the fan-out does not read them), one insert. It is safe to call twice
-// for an event. An event whose merchant does not exist queues nothing:
-// failing would hold up every later event.
+// (the fan-out does not read them), one insert. With SMTP they are pending
+// for Run to send; without it they are written kept, and logged once the
+// transaction commits. It is safe to call twice for an event. An event
+// whose merchant does not exist queues nothing: failing would hold up
+// every later event.
 func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 	var notify []*ent.Event
 	merchantIDs := map[string]bool{}
@@ -139,6 +141,7 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 	}
 	now := m.clock.Now()
 	rows := make([]*ent.EmailNotificationCreate, 0, len(notify))
+	var kept []keptMail
 	for _, ev := range notify {
 		mer := byID[ev.MerchantID]
 		if mer == nil {
@@ -151,16 +154,32 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 			ev = &withPayload
 		}
 		subject, body := Compose(ev, mer.Name)
-		rows = append(rows, c.EmailNotification.Create().
-			SetID("eml_"+uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
+		row := c.EmailNotification.Create().
+			SetID("eml_" + uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
 			SetEventID(ev.EventID).SetEventType(ev.Type).SetToAddress(mer.Email).
-			SetSubject(subject).SetBody(body).SetStatus(StatusPending).
-			SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+			SetSubject(subject).SetBody(body).SetCreatedAt(now).SetUpdatedAt(now)
+		if m.send == nil {
+			// Nothing to send it with: it is written kept, with no lease
+			// or attempt to record later, and logged once committed.
+			row.SetStatus(StatusKept)
+			kept = append(kept, keptMail{to: mer.Email, subject: subject, event: ev.EventID, merchant: ev.MerchantID, body: body})
+		} else {
+			row.SetStatus(StatusPending).SetNextAttemptAt(now)
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	store.AfterCommit(ctx, m.Wake)
+	if m.send == nil {
+		store.AfterCommit(ctx, func() {
+			for _, k := range kept {
+				k.log(m.cfg.Log)
+			}
+		})
+	} else {
+		store.AfterCommit(ctx, m.Wake)
+	}
 	return c.EmailNotification.CreateBulk(rows...).
 		OnConflictColumns(emailnotification.FieldEventID).DoNothing().Exec(ctx)
 }
@@ -261,8 +280,7 @@ func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) 
 func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*ent.EmailNotificationUpdate) {
 	now := m.clock.Now()
 	if m.send == nil {
-		m.cfg.Log.Info("e-mail kept (SMTP_URL not set)", "to", e.ToAddress, "subject", e.Subject,
-			"event", e.EventID, "merchant", e.MerchantID, "body", e.Body)
+		keptMail{to: e.ToAddress, subject: e.Subject, event: e.EventID, merchant: e.MerchantID, body: e.Body}.log(m.cfg.Log)
 		return keep
 	}
 	msg := Render(m.from, e.ToAddress, e.Subject, e.Body, e.EventID+"@merchantpay", now)
@@ -292,7 +310,16 @@ func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*en
 	}
 }
 
-// keep records an e-mail kept without SMTP.
+// keptMail is an e-mail kept without SMTP, as its log line shows it.
+type keptMail struct{ to, subject, event, merchant, body string }
+
+func (k keptMail) log(l *slog.Logger) {
+	l.Info("e-mail kept (SMTP_URL not set)", "to", k.to, "subject", k.subject,
+		"event", k.event, "merchant", k.merchant, "body", k.body)
+}
+
+// keep records an e-mail kept without SMTP: one queued while SMTP was set
+// and found pending after a restart without it.
 func keep(u *ent.EmailNotificationUpdate) { u.SetStatus(StatusKept).ClearNextAttemptAt() }
 
 // finishAll records outs in the transaction carried by ctx. Without SMTP
