@@ -124,7 +124,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, statusOf(fast), renderOK(fast), false)
 		return
 	}
-	if r.Method != http.MethodPost || rt.Lookup {
+	if r.Method != http.MethodPost {
 		res, err := rt.Handle(ctx, req)
 		if err != nil {
 			a.fail(w, r, err)
@@ -134,8 +134,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	do := a.deps.Idem.Do
+	if rt.Lookup {
+		do = a.deps.Idem.DoLookup // outside any transaction, keyed all the same
+	}
 	key := r.Header.Get("Idempotency-Key")
-	resp, replayed, err := a.deps.Idem.Do(ctx, idem.Request{
+	resp, replayed, err := do(ctx, idem.Request{
 		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, req.Body),
 	}, func(ctx context.Context) (idem.Response, bool) {
 		res, err := rt.Handle(ctx, req)
@@ -169,10 +173,11 @@ func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params ma
 
 const jsonType = "application/json; charset=utf-8"
 
-// ReadBody checks the media type and reads at most MaxBody bytes.
+// ReadBody checks the media type and reads at most MaxBody bytes. A body
+// of unknown length (chunked: ContentLength -1) is checked as any other.
 func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
-	if ct != "" || r.ContentLength > 0 {
+	if ct != "" || r.ContentLength != 0 {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			return nil, apperr.New(apperr.UnsupportedMediaType, "the request body must be application/json")

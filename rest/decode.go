@@ -35,11 +35,9 @@ func parseBody(body []byte, f *apperr.Fields) (object, error) {
 	if err := dec.Decode(&m); err != nil {
 		return object{}, apperr.New(apperr.BadRequest, "the request body is not valid JSON: %s", jsonErr(err))
 	}
-	if dec.More() {
-		return object{}, apperr.New(apperr.BadRequest, "the request body must hold exactly one JSON object")
-	}
-	var rest json.RawMessage
-	if err := dec.Decode(&rest); err == nil {
+	// Nothing but white space may follow the object. (Decoder.More
+	// reports false before a stray ']' or '}', so it cannot tell.)
+	if len(bytes.TrimSpace(trimmed[dec.InputOffset():])) > 0 {
 		return object{}, apperr.New(apperr.BadRequest, "the request body must hold exactly one JSON object")
 	}
 	return object{m: m, f: f}, nil

@@ -44,8 +44,8 @@ type Route struct {
 	// Sandbox routes exist only with the sandbox rails.
 	Sandbox bool
 	// Lookup marks a POST that changes nothing (name enquiry): it runs
-	// outside any database transaction, so a rails call never holds one open,
-	// and has nothing for an Idempotency-Key to protect.
+	// outside any database transaction, so a rails call never holds one
+	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).
 	Lookup bool
 	// WithKey, when set, answers a GET in the statement that authenticates
 	// its key (one round trip instead of two). found false, with no error,
@@ -68,10 +68,26 @@ func newRouter(routes []Route) *router {
 
 func split(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
 
+// splitPath splits a request's path (after the prefix) into segments: nil,
+// which matches no route, unless it is "/" followed by non-empty segments.
+// "/wallets/", "//wallets" and "/wallets//" are unknown paths, not aliases.
+func splitPath(p string) []string {
+	if !strings.HasPrefix(p, "/") {
+		return nil
+	}
+	parts := strings.Split(p[1:], "/")
+	for _, s := range parts {
+		if s == "" {
+			return nil
+		}
+	}
+	return parts
+}
+
 // match finds the route; pathKnown is true when some route has the path
 // (so a wrong method is 405, not 404).
 func (r *router) match(method, path string) (rt *Route, params map[string]string, pathKnown bool) {
-	parts := split(path)
+	parts := splitPath(path)
 	var allowed []string
 	for _, cand := range r.routes {
 		p, ok := matchParts(cand.parts, parts)
@@ -87,7 +103,7 @@ func (r *router) match(method, path string) (rt *Route, params map[string]string
 }
 
 func (r *router) allowed(path string) []string {
-	parts := split(path)
+	parts := splitPath(path)
 	var out []string
 	for _, cand := range r.routes {
 		if _, ok := matchParts(cand.parts, parts); ok {

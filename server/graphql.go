@@ -126,6 +126,14 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, err)
 		return
 	}
+	// gqlgen decodes the first JSON value and ignores what follows it, so
+	// a mutation followed by garbage would run without inspect (which
+	// needs the whole body valid) seeing it: outside its transaction and
+	// its Idempotency-Key. Such a body is refused here.
+	if !json.Valid(body) {
+		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body is not valid JSON"))
+		return
+	}
 	ctx = withPrincipal(ctx, p)
 	key, mutation, err := inspect(body, r.Header.Get("Idempotency-Key"))
 	if err != nil {
@@ -372,6 +380,10 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		gerr.Message = ae.Message
 		if len(ae.Fields) > 0 {
 			setExt(gerr, "errors", ae.Fields)
+		} else if kind == apperr.Validation && len(gerr.Path) > 1 {
+			// A scalar's refusal (a Decimal that is not a number): the
+			// field is the argument's path below the operation's field.
+			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: ae.Message}})
 		}
 	case isGraphQLUserError(err, gerr):
 		kind = apperr.Validation
@@ -390,6 +402,24 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		out.add(kind.Status())
 	}
 	return gerr
+}
+
+// argPath writes an argument's path as REST names a field: "input.amount",
+// "input.items[0].amount".
+func argPath(p ast.Path) string {
+	var b strings.Builder
+	for _, el := range p {
+		switch el := el.(type) {
+		case ast.PathIndex:
+			b.WriteString("[" + strconv.Itoa(int(el)) + "]")
+		case ast.PathName:
+			if b.Len() > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(string(el))
+		}
+	}
+	return b.String()
 }
 
 // isGraphQLUserError tells gqlgen's own errors (parsing, validation, input

@@ -22,32 +22,43 @@ import (
 )
 
 func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "application/json")
-		if err := a.DB.Ping(ctx); err != nil {
-			obs.Log(r.Context()).Warn("readiness: database does not answer", "err", err)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
-			return
+	// Paths are matched as sent. net/http's ServeMux would answer a path
+	// with "//" or "/.." in it, and the bare REST prefix, with an HTML
+	// redirect: every path not below must get the JSON 404 envelope.
+	checkoutH := checkout.New(a.CryptoPay)
+	return a.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/healthz":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+		case p == "/readyz":
+			a.ready(w, r)
+		case strings.HasPrefix(p, rest.Prefix+"/"):
+			api.ServeHTTP(w, r)
+		case p == "/graphql":
+			gql.ServeHTTP(w, r)
+		case strings.HasPrefix(p, checkout.Prefix):
+			// The hosted crypto-pay checkout takes no API key: the prepay
+			// id in the path is its credential.
+			checkoutH.ServeHTTP(w, r)
+		default:
+			rest.WriteError(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		}
-		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-	})
-	mux.Handle(rest.Prefix+"/", api)
-	mux.Handle("/graphql", gql)
-	// The hosted crypto-pay checkout takes no API key: the prepay id in the
-	// path is its credential.
-	mux.Handle(checkout.Prefix, checkout.New(a.CryptoPay))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		rest.WriteError(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
-	})
-	return a.middleware(mux)
+	}))
+}
+
+// ready answers GET /readyz: 200 while the database answers.
+func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "application/json")
+	if err := a.DB.Ping(ctx); err != nil {
+		obs.Log(r.Context()).Warn("readiness: database does not answer", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }
 
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)

@@ -3,13 +3,14 @@
 package scalar
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/shopspring/decimal"
+
+	"merchantpay/internal/apperr"
 )
 
 // Decimal is an exact amount, serialised as a string.
@@ -28,7 +29,7 @@ func UnmarshalDecimal(v any) (decimal.Decimal, error) {
 	case string:
 		d, err := decimal.NewFromString(x)
 		if err != nil {
-			return decimal.Decimal{}, fmt.Errorf("%q is not a decimal number", x)
+			return decimal.Decimal{}, invalid("%q is not a decimal number", x)
 		}
 		return d, nil
 	case int64:
@@ -36,8 +37,14 @@ func UnmarshalDecimal(v any) (decimal.Decimal, error) {
 	case int:
 		return decimal.NewFromInt(int64(x)), nil
 	default:
-		return decimal.Decimal{}, fmt.Errorf("a Decimal must be a string such as \"1500.25\"")
+		return decimal.Decimal{}, invalid("a Decimal must be a string such as \"1500.25\"")
 	}
+}
+
+// invalid is the error of a value a scalar cannot take: the client's
+// mistake (VALIDATION_ERROR), not the server's.
+func invalid(format string, args ...any) error {
+	return apperr.New(apperr.Validation, format, args...)
 }
 
 // Time is a timestamp.
@@ -57,11 +64,11 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("a Time must be an RFC 3339 string")
+		return time.Time{}, invalid("a Time must be an RFC 3339 string")
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
+		return time.Time{}, invalid("%q is not an RFC 3339 time", s)
 	}
 	return t.UTC(), nil
 }

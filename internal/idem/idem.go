@@ -94,14 +94,9 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		resp, err = s.run(ctx, h)
 		return resp, false, err
 	}
-	if len(req.Key) > MaxKeyLength {
-		return Response{}, false, &apperr.Error{Kind: apperr.Validation,
-			Message: "Idempotency-Key must be at most 255 characters",
-			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}
-	}
-	slot := req.Tenant.MerchantID + "\x00" + req.Tenant.Mode + "\x00" + req.Key
-	if !s.claim(slot) {
-		return Response{}, false, inUse()
+	slot, err := s.enter(req)
+	if err != nil {
+		return Response{}, false, err
 	}
 	defer s.release(slot)
 	resp, replayed, err = s.once(ctx, req, slot, h, true)
@@ -113,6 +108,56 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		resp, replayed, err = s.once(ctx, req, slot, h, false)
 	}
 	return resp, replayed, err
+}
+
+// enter checks req's key and claims it on this instance: its slot, to be
+// released, or VALIDATION_ERROR (a key too long) or
+// IDEMPOTENCY_KEY_IN_USE (the key is running here).
+func (s *Store) enter(req Request) (string, error) {
+	if len(req.Key) > MaxKeyLength {
+		return "", &apperr.Error{Kind: apperr.Validation,
+			Message: "Idempotency-Key must be at most 255 characters",
+			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}
+	}
+	slot := req.Tenant.MerchantID + "\x00" + req.Tenant.Mode + "\x00" + req.Key
+	if !s.claim(slot) {
+		return "", inUse()
+	}
+	return slot, nil
+}
+
+// DoLookup is Do for a request that changes nothing in the database and
+// may wait on the rails (a bank account name enquiry): h runs outside any
+// transaction, so that none is held open across the rails' call. With a
+// key the guarantees are Do's: a stored answer is replayed, a different
+// request under the key is refused, and h's answer below 500 is stored (in
+// a transaction of its own; should another instance have stored one
+// first, that one is replayed).
+func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Response, replayed bool, err error) {
+	if req.Key == "" {
+		resp, _ = h(ctx)
+		return resp, false, nil
+	}
+	slot, err := s.enter(req)
+	if err != nil {
+		return Response{}, false, err
+	}
+	defer s.release(slot)
+	sys := tenant.System(ctx)
+	if rec, err := s.lookup(sys, s.db.Client(sys), req); err != nil {
+		return Response{}, false, err
+	} else if rec != nil {
+		return replay(rec, req)
+	}
+	resp, _ = h(ctx)
+	if resp.Status >= 500 {
+		return resp, false, nil
+	}
+	err = s.db.Tx(ctx, func(ctx context.Context) error { return s.save(ctx, req, resp) })
+	if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
+		return s.replayStored(ctx, req)
+	}
+	return resp, false, err
 }
 
 // errRunInline: a statement the handler put off (store.Last) failed.

@@ -138,7 +138,8 @@ func (e *Env) REST(method, path, key string, body any, headers ...string) *Resp 
 	return e.Do(method, rest.Prefix+path, key, body, headers...)
 }
 
-// Do calls any path of the service.
+// Do calls any path of the service. body is a string or []byte sent as
+// is, an io.Reader sent chunked, or a value sent as JSON.
 func (e *Env) Do(method, path, key string, body any, headers ...string) *Resp {
 	e.T.Helper()
 	var rd io.Reader
@@ -148,6 +149,8 @@ func (e *Env) Do(method, path, key string, body any, headers ...string) *Resp {
 		rd = strings.NewReader(b)
 	case []byte:
 		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b // of unknown length: sent chunked
 	default:
 		buf, err := json.Marshal(b)
 		if err != nil {

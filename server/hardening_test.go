@@ -1,0 +1,146 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"merchantpay/server/servertest"
+)
+
+// onlyReader hides a reader's length from net/http, which then sends the
+// body chunked.
+type onlyReader struct{ r *strings.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// A body is one JSON value and nothing after it but white space: a stray
+// ']' or '}' after the object (which encoding/json's Decoder.More does
+// not see) is BAD_REQUEST, on REST and GraphQL alike, and changes nothing.
+func TestBodyIsOneJSONValue(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		wallet, err := json.Marshal(sampleWallet("trailing"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tail := range []string{" ]", "}", " ]]]}}}", "\n}\n"} {
+			r := e.REST("POST", "/wallets", m.TestSecret, string(wallet)+tail)
+			if r.Status != 400 || r.Code() != "BAD_REQUEST" {
+				t.Errorf("REST body + %q: %d %s", tail, r.Status, r.Body)
+			}
+			fund := `{"query":"mutation{fundBalance(input:{currency:\"NGN\",amount:\"1\"}){available}}"}`
+			r = e.Do("POST", "/graphql", m.TestSecret, fund+tail)
+			if r.Status != 400 || r.Code() != "BAD_REQUEST" {
+				t.Errorf("GraphQL body + %q: %d %s", tail, r.Status, r.Body)
+			}
+		}
+		e.REST("GET", "/wallets/trailing", m.TestSecret, nil).Expect(404)
+		bal := e.GQL(m.TestSecret, `{balances{currency available}}`, nil).GQLData()["balances"].([]any)
+		for _, b := range bal {
+			if b := b.(map[string]any); b["available"] != "0" {
+				t.Errorf("a refused mutation changed a balance: %v", b)
+			}
+		}
+		// White space after the value is fine.
+		e.REST("POST", "/wallets", m.TestSecret, string(wallet)+" \n\t").Expect(201)
+	})
+}
+
+// A chunked body (its length unknown) without a JSON Content-Type is 415,
+// as the same body with a length is.
+func TestChunkedBodyNeedsJSONType(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		wallet, err := json.Marshal(sampleWallet("chunked"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ct := range []string{"", "text/plain"} {
+			r := e.REST("POST", "/wallets", m.TestSecret, onlyReader{strings.NewReader(string(wallet))}, "Content-Type", ct)
+			if r.Status != 415 || r.Code() != "UNSUPPORTED_MEDIA_TYPE" {
+				t.Errorf("REST, Content-Type %q: %d %s", ct, r.Status, r.Body)
+			}
+			r = e.Do("POST", "/graphql", m.TestSecret, onlyReader{strings.NewReader(`{"query":"{balances{currency}}"}`)}, "Content-Type", ct)
+			if r.Status != 415 || r.Code() != "UNSUPPORTED_MEDIA_TYPE" {
+				t.Errorf("GraphQL, Content-Type %q: %d %s", ct, r.Status, r.Body)
+			}
+		}
+		e.REST("GET", "/wallets/chunked", m.TestSecret, nil).Expect(404)
+		// Chunked and application/json: accepted.
+		e.REST("POST", "/wallets", m.TestSecret, onlyReader{strings.NewReader(string(wallet))}).Expect(201)
+	})
+}
+
+// POST /misc/banks/resolve changes nothing, yet takes an Idempotency-Key
+// as every POST does (CONTRACT 4): too long is VALIDATION_ERROR, a repeat
+// is replayed byte for byte, another body under the key is refused.
+func TestResolveTakesIdempotencyKey(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		body := map[string]any{"bank": "058", "account": "0123456789"}
+		r := e.REST("POST", "/misc/banks/resolve", m.TestSecret, body, "Idempotency-Key", strings.Repeat("k", 256)).Expect(400)
+		if r.Code() != "VALIDATION_ERROR" {
+			t.Errorf("long key: %s", r.Body)
+		}
+		first := e.REST("POST", "/misc/banks/resolve", m.TestSecret, body, "Idempotency-Key", "rk-1").Expect(200)
+		if first.Header.Get("Idempotent-Replayed") != "" {
+			t.Error("the first answer says it is a replay")
+		}
+		again := e.REST("POST", "/misc/banks/resolve", m.TestSecret, body, "Idempotency-Key", "rk-1").Expect(200)
+		if again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
+			t.Errorf("repeat: replayed %q, body %s, want %s", again.Header.Get("Idempotent-Replayed"), again.Body, first.Body)
+		}
+		other := map[string]any{"bank": "035", "account": "0123456789"}
+		if r := e.REST("POST", "/misc/banks/resolve", m.TestSecret, other, "Idempotency-Key", "rk-1"); r.Status != 409 || r.Code() != "IDEMPOTENCY_KEY_REUSED" {
+			t.Errorf("another body under the key: %d %s", r.Status, r.Body)
+		}
+		// Without a key it is answered afresh each time.
+		for range 2 {
+			if r := e.REST("POST", "/misc/banks/resolve", m.TestSecret, body).Expect(200); r.Header.Get("Idempotent-Replayed") != "" {
+				t.Error("an unkeyed request was replayed")
+			}
+		}
+	})
+}
+
+// A Decimal or Time argument that cannot be read is the client's mistake:
+// VALIDATION_ERROR naming the argument, not INTERNAL_ERROR.
+func TestGraphQLBadScalarIsValidation(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		for _, amount := range []string{`"abc"`, `"1x"`, `" 1"`, `1.5`} {
+			r := e.GQL(m.TestSecret, `mutation{fundBalance(input:{currency:"NGN",amount:`+amount+`}){available}}`, nil).Expect(200)
+			if r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), `"field":"input.amount"`) {
+				t.Errorf("amount %s: %s", amount, r.Body)
+			}
+		}
+		r := e.GQL(m.TestSecret, `mutation($a: Decimal!){fundBalance(input:{currency:"NGN",amount:$a}){available}}`,
+			map[string]any{"a": 0.1}).Expect(200)
+		if r.Code() != "VALIDATION_ERROR" {
+			t.Errorf("a number variable: %s", r.Body)
+		}
+	})
+}
+
+// Paths are matched as sent: the bare prefix, a doubled or trailing slash
+// is an unknown path (404 in the JSON envelope), never a redirect or an
+// alias of another route.
+func TestPathsMatchedAsSent(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		for _, p := range []string{"/v1/merchant/public", "/v1/merchant/public/", "/v1/merchant/public//wallets",
+			"/v1/merchant/public/wallets/", "/v1/merchant/public/wallets//", "/v1/merchant/public/wallets/%2F",
+			"/v1/merchant/public/./wallets", "/nowhere", "/graphql/"} {
+			for _, key := range []string{"", m.TestSecret} {
+				r := e.Do("GET", p, key, nil)
+				if r.Status != 404 || r.Code() != "NOT_FOUND" || r.Header.Get("X-Request-Id") == "" {
+					t.Errorf("GET %s (key %v): %d %s", p, key != "", r.Status, r.Body)
+				}
+			}
+		}
+		e.REST("GET", "/wallets", m.TestSecret, nil).Expect(200)
+		e.Do("GET", "/healthz", "", nil).Expect(200)
+		e.Do("GET", "/readyz", "", nil).Expect(200)
+	})
+}
