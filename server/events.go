@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
+
 	"merchantpay/internal/broker"
 	"merchantpay/internal/mail"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/webhook"
 	"merchantpay/internal/webhooks"
+	"merchantpay/server/gqlws"
 )
 
 // setupEvents wires what carries outbox events out (CONTRACT 6): webhook
@@ -34,7 +38,19 @@ func (a *App) setupEvents() error {
 		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate,
 		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
 	})
-	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log})
+	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log,
+		// A subscriber whose key was rolled gets no more events, and its
+		// connection is closed.
+		Keys: broker.KeyCheck{
+			Of: func(ctx context.Context) string {
+				p, _ := merchants.PrincipalFrom(ctx)
+				return p.KeyHash
+			},
+			Live: a.Merchants.KeysLive,
+			Revoked: func(ctx context.Context) {
+				gqlws.Close(ctx, keyRolled.Code, keyRolled.Reason)
+			},
+		}})
 	a.workers = append(a.workers,
 		Worker{Name: "event-signal", Run: a.Signal.Run},
 		Worker{Name: "webhook-dispatcher", Run: a.Dispatcher.Run},

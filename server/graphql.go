@@ -52,6 +52,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	a.WebSockets = &gqlws.Server{
 		CheckOrigin: originChecker(a.Config.AllowedOrigins),
 		Init:        h.wsInit,
+		Authorize:   h.wsAuthorize,
 		Mutation:    h.wsMutation,
 		InitTimeout: 10 * time.Second,
 		KeepAlive:   15 * time.Second,
@@ -90,6 +91,30 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (contex
 		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
 	}
 	return withPrincipal(ctx, p), nil
+}
+
+// keyRolled closes a WebSocket connection whose API key no longer
+// authenticates (rolled): CONTRACT 1 voids it at once, open connections
+// included.
+var keyRolled = &gqlws.CloseError{Code: gqlws.CodeUnauthorized, Reason: "Unauthorized: the API key was rolled or revoked"}
+
+// wsAuthorize checks, before each operation of a WebSocket connection,
+// that the key it was opened with still authenticates. A failed check
+// lets the operation run: its own statements meet the same database.
+func (h *gqlHandler) wsAuthorize(ctx context.Context) error {
+	p, ok := merchants.PrincipalFrom(ctx)
+	if !ok || p.KeyHash == "" {
+		return nil
+	}
+	live, err := h.app.Merchants.KeysLive(ctx, []string{p.KeyHash})
+	if err != nil {
+		obs.Log(ctx).Warn("checking a WebSocket connection's key failed", "err", err)
+		return nil
+	}
+	if !live[p.KeyHash] {
+		return keyRolled
+	}
+	return nil
 }
 
 func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -103,6 +105,94 @@ func TestWebSocketAuthentication(t *testing.T) {
 		_, res, err := d.Dial("ws"+strings.TrimPrefix(e.URL, "http")+"/graphql", http.Header{"X-API-KEY": {"SECK_TEST_bad-bad-bad"}})
 		if err == nil || res == nil || res.StatusCode != 401 {
 			t.Errorf("bad header key upgrade: %v %v", err, res)
+		}
+	})
+}
+
+// readClose reads until the server closes c and returns its close code;
+// anything else it reads first (an event) fails the test.
+func readClose(t *testing.T, c *websocket.Conn) int {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		var msg struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		err := c.ReadJSON(&msg)
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		switch msg.Type {
+		case "ka", "ping", "pong", "connection_error":
+			continue
+		}
+		t.Fatalf("after the key was rolled the connection got %s: %s", msg.Type, msg.Payload)
+	}
+}
+
+// Rolling a key voids it at once on connections already open with it
+// (CONTRACT 1): a subscription gets no event made after the roll and its
+// connection is closed with 4401; a connection that starts an operation
+// after the roll (a mutation above all) is closed with 4401 and the
+// operation does not run. Other keys' subscriptions go on.
+func TestRolledKeyClosesOpenSockets(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme Pay")
+		acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
+		other := e.Merchant("Other")
+		otherAcc := e.REST("POST", "/accounts", other.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
+		query := `subscription { events { id event } }`
+		subs := map[string]*gqlWS{}
+		for _, proto := range []string{"graphql-transport-ws", "graphql-ws"} {
+			subs[proto] = subscribeWS(t, e, proto, m.TestSecret, query, nil)
+		}
+		otherSub := subscribeWS(t, e, "graphql-transport-ws", other.TestSecret, query, nil)
+		idle := dialWS(t, e, "graphql-transport-ws", http.Header{"X-API-KEY": {m.TestSecret}})
+		if err := idle.WriteJSON(map[string]any{"type": "connection_init"}); err != nil {
+			t.Fatal(err)
+		}
+		if typ, err := readType(t, idle); err != nil || typ != "connection_ack" {
+			t.Fatalf("ack: %q %v", typ, err)
+		}
+		// Subscribed and live: an event before the roll arrives.
+		depositTo(t, e, m.TestSecret, acc, "100")
+		for _, s := range subs {
+			s.next()
+		}
+
+		rolled, err := e.App.Merchants.RollKeys(context.Background(), m.ID, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		depositTo(t, e, rolled.SecretKey, acc, "200")
+		for proto, s := range subs {
+			if code := readClose(t, s.c); code != 4401 {
+				t.Errorf("%s subscription: closed with %d, want 4401", proto, code)
+			}
+		}
+		// An operation started after the roll: refused, the connection closed, nothing done.
+		fund := `mutation { fundBalance(input: {currency: "NGN", amount: "5"}) { available } }`
+		if err := idle.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": fund}}); err != nil {
+			t.Fatal(err)
+		}
+		if code := readClose(t, idle); code != 4401 {
+			t.Errorf("operation after the roll: closed with %d, want 4401", code)
+		}
+		bal := e.GQL(rolled.SecretKey, `{balances{currency available}}`, nil).GQLData()["balances"].([]any)
+		for _, b := range bal {
+			if b := b.(map[string]any); b["currency"] == "NGN" && b["available"] != "300" {
+				t.Errorf("NGN balance %v, want 300 (the deposits only)", b["available"])
+			}
+		}
+		// Another merchant's key was not rolled: its subscription goes on.
+		depositTo(t, e, other.TestSecret, otherAcc, "50")
+		if ev := otherSub.next(); ev["event"] != "deposit.success" {
+			t.Errorf("the other merchant's subscription: %v", ev)
 		}
 	})
 }

@@ -76,6 +76,26 @@ type Config struct {
 	// Wake, when not nil, makes the hub look at once (Signal.Register).
 	Wake <-chan struct{}
 	Log  *slog.Logger
+
+	// Keys, when set, checks a subscriber's credential before each event
+	// it is handed, so that a rolled API key gets nothing more (CONTRACT
+	// 1: rolling voids the old key at once, open connections included).
+	Keys KeyCheck
+}
+
+// KeyCheck is how the broker learns whether subscribers' credentials
+// still hold.
+type KeyCheck struct {
+	// Of is the credential of a subscriber's context ("" for none: never
+	// checked).
+	Of func(ctx context.Context) string
+	// Live reports which of the credentials still hold; an error delivers
+	// as if all did (logged), so that a failed check loses no event.
+	Live func(ctx context.Context, keys []string) (map[string]bool, error)
+	// Revoked is called, on a goroutine of its own, with the context of
+	// each subscriber whose credential no longer holds, to close its
+	// connection; the subscriber is ended (its channel closes) after it.
+	Revoked func(ctx context.Context)
 }
 
 // Broker fans events out to subscribers.
@@ -103,7 +123,9 @@ type Broker struct {
 // seen, which belongs to whoever feeds the subscriber: the pump goroutine
 // while running, the hub while live.
 type sub struct {
-	t      tenant.Tenant
+	t tenant.Tenant
+	// key is the subscriber's credential (Config.Keys.Of), "" for none.
+	key    string
 	types  map[string]struct{} // nil: every type
 	ch     chan *ent.Event
 	ctx    context.Context
@@ -213,6 +235,9 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	s := &sub{t: t, types: set, ch: make(chan *ent.Event, b.cfg.Buffer), ctx: sctx, cancel: cancel}
+	if b.cfg.Keys.Of != nil {
+		s.key = b.cfg.Keys.Of(ctx)
+	}
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
@@ -631,16 +656,84 @@ func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool) err
 			evs, light = full, false
 			continue
 		}
-		if !light {
-			for _, ev := range evs {
-				for s := range b.subs[tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}] {
-					if s.wants(ev.Type) {
-						b.deliverLocked(s, ev)
-					}
+		if light {
+			b.mu.Unlock()
+			return nil
+		}
+		keys := b.keysLocked(evs)
+		if len(keys) > 0 {
+			b.mu.Unlock()
+			live, err := b.cfg.Keys.Live(ctx, keys)
+			if err != nil {
+				b.cfg.Log.Warn("checking subscribers' keys failed; delivering", "err", err)
+				live = nil
+				keys = nil
+			}
+			b.mu.Lock()
+			b.revokeLocked(keys, live)
+		}
+		for _, ev := range evs {
+			for s := range b.subs[tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}] {
+				if s.wants(ev.Type) {
+					b.deliverLocked(s, ev)
 				}
 			}
 		}
 		b.mu.Unlock()
 		return nil
+	}
+}
+
+// keysLocked lists the credentials of the subscribers evs would reach.
+func (b *Broker) keysLocked(evs []*ent.Event) []string {
+	if b.cfg.Keys.Live == nil {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	done := map[tenant.Tenant]bool{}
+	for _, ev := range evs {
+		t := tenant.Tenant{MerchantID: ev.MerchantID, Mode: ev.Mode}
+		if done[t] {
+			continue
+		}
+		done[t] = true
+		for s := range b.subs[t] {
+			if s.key != "" && !seen[s.key] {
+				seen[s.key] = true
+				keys = append(keys, s.key)
+			}
+		}
+	}
+	return keys
+}
+
+// revokeLocked ends every subscriber whose credential was among checked
+// and is not live, and hands it to Keys.Revoked. Subscribers that joined
+// while the check ran are left alone: their credential was not checked,
+// and they have just been authenticated.
+func (b *Broker) revokeLocked(checked []string, live map[string]bool) {
+	for _, k := range checked {
+		if live[k] {
+			continue
+		}
+		for _, m := range b.subs {
+			for s := range m {
+				if s.key != k || s.closed {
+					continue
+				}
+				s.closed = true // nothing more is handed to it
+				if b.cfg.Keys.Revoked == nil {
+					s.cancel()
+					continue
+				}
+				// The connection first, so that its client sees it closed
+				// rather than the subscription completed.
+				go func(s *sub) {
+					b.cfg.Keys.Revoked(s.ctx)
+					s.cancel()
+				}(s)
+			}
+		}
 	}
 }

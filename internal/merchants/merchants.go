@@ -79,6 +79,9 @@ type Principal struct {
 	Mode         string
 	Kind         string
 	KeyPrefix    string
+	// KeyHash is the stored form of the key that authenticated (set by
+	// Authenticate): a long-lived connection checks it again (KeysLive).
+	KeyHash string
 }
 
 // Tenant is the principal's (merchant, mode).
@@ -194,7 +197,30 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if err := rows.Scan(p.dest()...); err != nil {
 		return Principal{}, store.Classify(err)
 	}
+	p.KeyHash = Hash(key)
 	return p, nil
+}
+
+// KeysLive reports which of the key hashes still authenticate: the keys
+// exist and were not rolled. A WebSocket connection, authenticated once,
+// asks before each operation and each event it is sent, so that rolling a
+// key voids it at once there too (CONTRACT 1).
+func (s *Service) KeysLive(ctx context.Context, hashes []string) (map[string]bool, error) {
+	live := make(map[string]bool, len(hashes))
+	if len(hashes) == 0 {
+		return live, nil
+	}
+	ctx = tenant.System(ctx)
+	found, err := s.db.Client(ctx).APIKey.Query().
+		Where(apikey.HashIn(hashes...), apikey.RevokedAtIsNil()).
+		Select(apikey.FieldHash).Strings(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	for _, h := range found {
+		live[h] = true
+	}
+	return live, nil
 }
 
 // A Lookup reads one row of a tenant's table in the statement that

@@ -84,6 +84,11 @@ type Server struct {
 	// Init runs on connection_init with its payload and returns the context
 	// every operation of the connection runs in.
 	Init func(ctx context.Context, payload map[string]any) (context.Context, error)
+	// Authorize, when set, runs before every operation with the
+	// connection's context: an error closes the connection (a CloseError
+	// with its code, any other with 4401), as a credential that no longer
+	// holds (a rolled API key) must.
+	Authorize func(ctx context.Context) error
 	// InitTimeout bounds the wait for connection_init.
 	InitTimeout time.Duration
 	// KeepAlive is the interval of graphql-ws "ka" messages (the legacy
@@ -154,8 +159,9 @@ func (s *Server) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	// connection's keeps its values (the logger, a principal from the
 	// upgrade headers) and ends when the connection does.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &conn{s: s, ws: ws, exec: exec, ctx: ctx, cancel: cancel, legacy: ws.Subprotocol() != TransportWS,
+	c := &conn{s: s, ws: ws, exec: exec, cancel: cancel, legacy: ws.Subprotocol() != TransportWS,
 		ops: map[string]*op{}}
+	c.ctx = context.WithValue(ctx, connKey{}, c) // for Close
 	if !s.add(c) {
 		c.close(websocket.CloseGoingAway, "the service is shutting down")
 		return
@@ -200,6 +206,18 @@ func (s *Server) Shutdown() {
 	for _, c := range all {
 		c.close(websocket.CloseGoingAway, "the service is shutting down")
 	}
+}
+
+type connKey struct{}
+
+// Close closes the connection whose context (or an operation's) ctx is,
+// with code and reason, and reports whether there was one.
+func Close(ctx context.Context, code int, reason string) bool {
+	c, ok := ctx.Value(connKey{}).(*conn)
+	if ok {
+		c.close(code, reason)
+	}
+	return ok
 }
 
 // message is one protocol message, both ways.
@@ -314,6 +332,19 @@ func (c *conn) handle(m message) (int, string) {
 		}
 		if m.ID == "" {
 			return CodeBadRequest, "Invalid message received: no id"
+		}
+		if c.s.Authorize != nil {
+			c.mu.Lock()
+			ctx := c.ctx
+			c.mu.Unlock()
+			if err := c.s.Authorize(ctx); err != nil {
+				ce := &CloseError{Code: CodeUnauthorized, Reason: err.Error()}
+				errors.As(err, &ce)
+				if c.legacy {
+					c.write(message{Type: "connection_error", Payload: errorPayload(ce.Reason)})
+				}
+				return ce.Code, ce.Reason
+			}
 		}
 		return c.subscribe(m)
 	case m.Type == "complete" && !c.legacy, m.Type == "stop" && c.legacy:
