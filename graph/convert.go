@@ -69,9 +69,14 @@ func transactionModel(t *ent.Transaction) *model.Transaction {
 	return transactionFromView(txview.View(t))
 }
 
-func transactionConnection(rows []*ent.Transaction, info page.Info) *model.TransactionConnection {
-	conn := &model.TransactionConnection{Edges: make([]*model.TransactionEdge, len(rows)),
-		PageInfo: &model.PageInfo{HasNextPage: info.HasMore, EndCursor: info.NextCursor, StartCursor: info.StartCursor}}
+// pageInfo is a Relay connection's PageInfo for a page read with p.
+func pageInfo(p page.Params, info page.Info) *model.PageInfo {
+	return &model.PageInfo{HasNextPage: info.HasMore, HasPreviousPage: p.After != nil,
+		StartCursor: info.StartCursor, EndCursor: info.EndCursor}
+}
+
+func transactionConnection(rows []*ent.Transaction, p page.Params, info page.Info) *model.TransactionConnection {
+	conn := &model.TransactionConnection{Edges: make([]*model.TransactionEdge, len(rows)), PageInfo: pageInfo(p, info)}
 	for i, t := range rows {
 		conn.Edges[i] = &model.TransactionEdge{Cursor: transactions.Cursor(t).Encode(), Node: transactionModel(t)}
 	}
@@ -220,7 +225,7 @@ func transactionFromView(v txview.Transaction) *model.Transaction {
 		AmountSettled: dec(v.AmountSettled), Currency: v.Currency, FromCurrency: v.FromCurrency,
 		ToAmount: decp(v.ToAmount), ToCurrency: v.ToCurrency, TrxRate: decp(v.TrxRate), RateID: v.RateID,
 		From: v.From, To: v.To, Channel: v.Channel, Narration: v.Narration,
-		Beneficiary: v.Beneficiary, FeeBearer: v.FeeBearer, Fee: dec(v.Fee), Destination: v.Destination,
+		Beneficiary: v.Beneficiary, FeeBearer: model.FeeBearer(strings.ToUpper(v.FeeBearer)), Fee: dec(v.Fee), Destination: v.Destination,
 		PaymentSlug: v.PaymentSlug, FromMerchant: v.FromMerchant, ToMerchant: v.ToMerchant,
 		SettledAt: tmp(v.SettledAt), SettlementTime: v.SettlementTime, SettlementDate: tmp(v.SettlementDate),
 		RejectReason: v.RejectReason, TraceID: v.TraceID, PaymentProof: v.PaymentProof,

@@ -283,7 +283,7 @@ func (r *queryResolver) Wallets(ctx context.Context, first *int, after *string) 
 		return nil, err
 	}
 	conn := &model.WalletConnection{Edges: make([]*model.WalletEdge, len(rows)),
-		PageInfo: &model.PageInfo{HasNextPage: info.HasMore, EndCursor: info.NextCursor, StartCursor: info.StartCursor}}
+		PageInfo: pageInfo(p, info)}
 	for i, w := range rows {
 		conn.Edges[i] = &model.WalletEdge{Cursor: page.Cursor{Time: w.CreatedAt, ID: w.ID}.Encode(), Node: walletModel(w)}
 	}
@@ -321,7 +321,7 @@ func (r *queryResolver) Transactions(ctx context.Context, first *int, after *str
 	if err != nil {
 		return nil, err
 	}
-	return transactionConnection(rows, info), nil
+	return transactionConnection(rows, p, info), nil
 }
 
 // Balances is the resolver for the balances field.
@@ -396,7 +396,7 @@ func (r *queryResolver) Events(ctx context.Context, first *int, after *string) (
 		return nil, err
 	}
 	conn := &model.EventConnection{Edges: make([]*model.EventEdge, len(rows)),
-		PageInfo: &model.PageInfo{HasNextPage: info.HasMore, EndCursor: info.NextCursor, StartCursor: info.StartCursor}}
+		PageInfo: pageInfo(p, info)}
 	for i, e := range rows {
 		conn.Edges[i] = &model.EventEdge{Cursor: events.Cursor(e).Encode(), Node: e}
 	}

@@ -159,6 +159,10 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body is not valid JSON"))
 		return
 	}
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body must be a JSON object: {\"query\": ..., \"variables\": ...}"))
+		return
+	}
 	ctx = withPrincipal(ctx, p)
 	key, mutation, err := inspect(body, r.Header.Get("Idempotency-Key"))
 	if err != nil {

@@ -43,7 +43,7 @@ func TestGraphQLMoneyMutations(t *testing.T) {
 			beneficiary: {email: "ada@example.com", bank: "058", accountName: "Ada Obi", accountNumber: "0123456789"}}) {
 			reference merchantReference type status amount amountCharged fee feeBearer beneficiary paymentSlug } }`, nil).GQLData()["withdraw"].(map[string]any)
 		rw := e.REST("GET", "/transactions/PAY-1", m.TestSecret, nil).Expect(200).Data()
-		if wd["type"] != "WITHDRAWAL" || wd["status"] != "PENDING" || wd["reference"] != rw["reference"] ||
+		if wd["type"] != "WITHDRAWAL" || wd["status"] != "PENDING" || wd["feeBearer"] != "MERCHANT" || wd["reference"] != rw["reference"] ||
 			wd["amountCharged"] != rw["amount_charged"].(interface{ String() string }).String() || wd["beneficiary"] != rw["beneficiary"] {
 			t.Errorf("withdraw: %v vs %v", wd, rw)
 		}

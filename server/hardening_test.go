@@ -35,6 +35,11 @@ func TestBodyIsOneJSONValue(t *testing.T) {
 				t.Errorf("GraphQL body + %q: %d %s", tail, r.Status, r.Body)
 			}
 		}
+		for _, body := range []string{`[]`, `"x"`, `1`, `null`, `not json`} {
+			if r := e.Do("POST", "/graphql", m.TestSecret, body); r.Status != 400 || r.Code() != "BAD_REQUEST" {
+				t.Errorf("GraphQL body %s: %d %s", body, r.Status, r.Body)
+			}
+		}
 		e.REST("GET", "/wallets/trailing", m.TestSecret, nil).Expect(404)
 		bal := e.GQL(m.TestSecret, `{balances{currency available}}`, nil).GQLData()["balances"].([]any)
 		for _, b := range bal {
@@ -142,5 +147,46 @@ func TestPathsMatchedAsSent(t *testing.T) {
 		e.REST("GET", "/wallets", m.TestSecret, nil).Expect(200)
 		e.Do("GET", "/healthz", "", nil).Expect(200)
 		e.Do("GET", "/readyz", "", nil).Expect(200)
+	})
+}
+
+// GraphQL connections give Relay's PageInfo: endCursor is the last edge's
+// cursor on every page, the last included (a client keeps it to carry on
+// later), and hasPreviousPage tells a page read after a cursor.
+func TestConnectionPageInfo(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		for _, ref := range []string{"pi-1", "pi-2", "pi-3"} {
+			e.REST("POST", "/wallets", m.TestSecret, sampleWallet(ref)).Expect(201)
+		}
+		const q = `query($after: String) { wallets(first: 2, after: $after) {
+			edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`
+		read := func(after any) ([]string, map[string]any) {
+			conn := e.GQL(m.TestSecret, q, map[string]any{"after": after}).GQLData()["wallets"].(map[string]any)
+			var cursors []string
+			for _, ed := range conn["edges"].([]any) {
+				cursors = append(cursors, ed.(map[string]any)["cursor"].(string))
+			}
+			return cursors, conn["pageInfo"].(map[string]any)
+		}
+		c1, p1 := read(nil)
+		if len(c1) != 2 || p1["hasNextPage"] != true || p1["hasPreviousPage"] != false ||
+			p1["startCursor"] != c1[0] || p1["endCursor"] != c1[1] {
+			t.Fatalf("first page: %v %v", c1, p1)
+		}
+		c2, p2 := read(p1["endCursor"])
+		if len(c2) != 1 || p2["hasNextPage"] != false || p2["hasPreviousPage"] != true ||
+			p2["startCursor"] != c2[0] || p2["endCursor"] != c2[0] {
+			t.Fatalf("last page: %v %v", c2, p2)
+		}
+		c3, p3 := read(p2["endCursor"])
+		if len(c3) != 0 || p3["hasNextPage"] != false || p3["endCursor"] != nil || p3["startCursor"] != nil {
+			t.Fatalf("after the last: %v %v", c3, p3)
+		}
+		// REST keeps its contract: next_cursor only when more follow.
+		r := e.REST("GET", "/wallets?limit=3", m.TestSecret, nil).Expect(200)
+		if meta := r.JSON["meta"].(map[string]any); meta["has_more"] != false || meta["next_cursor"] != nil {
+			t.Errorf("REST meta: %v", meta)
+		}
 	})
 }

@@ -265,8 +265,12 @@ type Mutation struct {
 }
 
 type PageInfo struct {
-	HasNextPage bool    `json:"hasNextPage"`
-	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool `json:"hasNextPage"`
+	// Pagination runs forward only (first/after): true when after was given.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The last edge's cursor; null when the page is empty.
+	EndCursor *string `json:"endCursor,omitempty"`
+	// The first edge's cursor; null when the page is empty.
 	StartCursor *string `json:"startCursor,omitempty"`
 }
 
@@ -389,8 +393,9 @@ type Transaction struct {
 	Channel           string            `json:"channel"`
 	Narration         string            `json:"narration"`
 	// The beneficiary object as a JSON string, as in REST.
-	Beneficiary      *string         `json:"beneficiary,omitempty"`
-	FeeBearer        string          `json:"feeBearer"`
+	Beneficiary *string `json:"beneficiary,omitempty"`
+	// Who bears the fee: the FeeBearer a withdrawal or deposit was given (REST's fee_bearer, upper case).
+	FeeBearer        FeeBearer       `json:"feeBearer"`
 	Fee              decimal.Decimal `json:"fee"`
 	Destination      string          `json:"destination"`
 	PaymentSlug      string          `json:"paymentSlug"`

@@ -77,8 +77,10 @@ func Parse(limit *int, cursor *string, limitField, cursorField string, f *apperr
 type Info struct {
 	HasMore    bool
 	NextCursor *string
-	// StartCursor and cursors per row are for GraphQL connections.
+	// StartCursor and EndCursor (the first and last row's, whether or not
+	// more follow) are for GraphQL connections.
 	StartCursor *string
+	EndCursor   *string
 }
 
 // Cut trims rows fetched with limit+1 and describes the page.
@@ -90,10 +92,10 @@ func Cut[T any](rows []T, limit int, cursor func(T) Cursor) ([]T, Info) {
 	}
 	if len(rows) > 0 {
 		first := cursor(rows[0]).Encode()
-		info.StartCursor = &first
+		last := cursor(rows[len(rows)-1]).Encode()
+		info.StartCursor, info.EndCursor = &first, &last
 		if info.HasMore {
-			next := cursor(rows[len(rows)-1]).Encode()
-			info.NextCursor = &next
+			info.NextCursor = &last
 		}
 	}
 	return rows, info
