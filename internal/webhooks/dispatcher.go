@@ -88,6 +88,32 @@ type Dispatcher struct {
 	// safe refuses private addresses at connect time; plain does not.
 	safe, plain *http.Client
 	nudge       chan struct{}
+
+	// retryMu guards retryAt, the earliest retry this instance scheduled
+	// that its timer will wake it for (zero: none pending).
+	retryMu sync.Mutex
+	retryAt time.Time
+}
+
+// wakeForRetry makes the dispatcher look again when a retry it has just
+// scheduled falls due (after delay), instead of at the next poll, up to a
+// poll interval later: one timer for the earliest pending retry.
+func (d *Dispatcher) wakeForRetry(delay time.Duration) {
+	at := time.Now().Add(delay)
+	d.retryMu.Lock()
+	defer d.retryMu.Unlock()
+	if !d.retryAt.IsZero() && !at.Before(d.retryAt) {
+		return // an earlier wake-up is set; the poll takes care of later ones
+	}
+	d.retryAt = at
+	time.AfterFunc(delay+5*time.Millisecond, func() { // past the stored time, whatever its rounding
+		d.retryMu.Lock()
+		if d.retryAt.Equal(at) {
+			d.retryAt = time.Time{}
+		}
+		d.retryMu.Unlock()
+		d.Wake()
+	})
 }
 
 // NewDispatcher returns a dispatcher; run it with Run.
@@ -722,6 +748,7 @@ func (d *Dispatcher) settlementOf(dl *ent.WebhookDelivery, out outcome, now time
 		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
 			next := now.Add(delay)
 			s.next = &next
+			d.wakeForRetry(delay)
 		} else {
 			end(StatusFailed)
 		}

@@ -201,3 +201,55 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 		}
 	})
 }
+
+// A retry goes out when it falls due, not at the next poll: with a poll
+// interval of an hour, an endpoint that fails once gets its second attempt
+// after the schedule's 100 ms.
+func TestRetryOnTime(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.Real{}
+		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
+		ctx := tenant.With(context.Background(), tn)
+		var mu sync.Mutex
+		var times []time.Time
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			times = append(times, time.Now())
+			if len(times) == 1 {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}))
+		defer rcv.Close()
+		svc := webhooks.New(db, clk, false, nil)
+		u := rcv.URL
+		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := eventtest.Emit(t, db, events.New(db, clk), tn, "deposit.success")
+		runCtx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cfg := webhooks.DispatcherConfig{PollInterval: time.Hour, Concurrency: 2, Schedule: []time.Duration{100 * time.Millisecond}}
+		go webhooks.NewDispatcher(db, clk, cfg).Run(runCtx)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			ds, err := svc.Deliveries(ctx, ev.EventID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) == 1 && ds[0].Status == webhooks.StatusSucceeded {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the retry was not sent when due: %+v", ds)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(times) != 2 || times[1].Sub(times[0]) < 100*time.Millisecond {
+			t.Fatalf("attempts at %v", times)
+		}
+	})
+}
