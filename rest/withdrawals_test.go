@@ -556,6 +556,12 @@ func TestWithdrawCrossErrors(t *testing.T) {
 		gh := ghBen(b.gh, b.ghBranch)
 		gh["account_number"] = "0123456789"
 		expect(post(q, gh), 422, "UNKNOWN_BANK", "beneficiary.bank")
+		// A code in neither list is unknown whatever the quote pays out: it
+		// is named with the other bad fields, before the quote is read.
+		bad := ngBen("999")
+		bad["email"] = "not-an-email"
+		expect(post(q, bad), 400, "VALIDATION_ERROR", "beneficiary.email", "beneficiary.bank")
+		expect(post(q, ngBen("999")), 422, "UNKNOWN_BANK", "beneficiary.bank")
 		ghQ := wdQuote(t, e, m.TestSecret, map[string]any{"from_currency": "USDT", "to_currency": "GHS", "from_amount": 1})
 		expect(post(ghQ, ngBen(b.ng)), 400, "VALIDATION_ERROR", "beneficiary.branch", "beneficiary.account_type", "beneficiary.bank")
 		expect(post(ghQ, ghBen(b.gh, b.ghOtherBranch)), 422, "UNKNOWN_BRANCH", "beneficiary.branch")

@@ -297,10 +297,34 @@ func (s *Service) Check(in Input, f *apperr.Fields) error {
 	Validate(in, &g)
 	f.Merge(&g)
 	var bankErr *apperr.Error
-	if !in.cross() && in.Currency != nil && in.Beneficiary != nil {
+	switch {
+	case in.Beneficiary == nil:
+	case !in.cross() && in.Currency != nil:
 		bankErr = s.checkBank(*in.Beneficiary, countryOf(money.Currency(*in.Currency)))
+	case in.cross():
+		// The quote decides the country (checkQuote, once it is read); a
+		// code in neither list is unknown whatever it pays out, and is
+		// named now with the other bad fields.
+		bankErr = s.checkAnyBank(*in.Beneficiary)
 	}
 	return decide(f, bankErr)
+}
+
+// checkAnyBank refuses a beneficiary bank code that is in neither the
+// Nigerian nor the Ghanaian list.
+func (s *Service) checkAnyBank(b Beneficiary) *apperr.Error {
+	if b.Bank == nil || *b.Bank == "" {
+		return nil
+	}
+	if _, ok := s.banks.NGByCode(*b.Bank); ok {
+		return nil
+	}
+	if _, ok := s.banks.GHByCode(*b.Bank); ok {
+		return nil
+	}
+	return &apperr.Error{Kind: apperr.UnknownBank,
+		Message: fmt.Sprintf("bank %q is in neither the Nigerian nor the Ghanaian bank list (GET /misc/banks)", *b.Bank),
+		Fields:  []apperr.FieldError{{Field: "beneficiary.bank", Message: "is not a bank code of the Nigerian or Ghanaian bank list"}}}
 }
 
 // decide is the answer to a request with the bad fields f and the bank
