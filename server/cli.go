@@ -150,9 +150,21 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 	if err := srv.Shutdown(shCtx); err != nil {
 		log.Error("drain incomplete", "err", err)
 		code = 1
+		// Requests still running (a database that stopped answering) get
+		// their contexts ended, and with them their statements.
+		_ = srv.Close()
 	}
 	stopWork()
-	waitWorkers()
+	// Workers end their statements within a few seconds of their context
+	// (store: stallGrace); one that does not still lets the process exit.
+	stopped := make(chan struct{})
+	go func() { waitWorkers(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(cfg.ShutdownTimeout):
+		log.Error("workers did not stop in time; exiting without them", "waited", cfg.ShutdownTimeout)
+		return 1
+	}
 	log.Info("stopped")
 	return code
 }
@@ -175,8 +187,15 @@ func (a *App) demoMerchant(ctx context.Context, cfg Config, stdout io.Writer) er
 			return err
 		}
 		keys, _ = json.MarshalIndent(c, "", "  ")
-		if err := os.WriteFile(keyFile, keys, 0o600); err != nil {
-			return err
+		// The merchant is committed: its keys are printed below whatever
+		// happens to the file, or they could never be shown again.
+		err = os.MkdirAll(filepath.Dir(keyFile), 0o700)
+		if err == nil {
+			err = os.WriteFile(keyFile, keys, 0o600)
+		}
+		if err != nil {
+			a.Log.Warn("demo merchant: keys not saved; they are printed once here", "file", keyFile, "err", err)
+			keyFile = "nowhere: copy them now"
 		}
 	} else if keys, err = os.ReadFile(keyFile); err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"net"
 	"strings"
 	"time"
 
@@ -30,11 +31,11 @@ type cachingConnector struct {
 }
 
 func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
+	conn, nc, err := connect(ctx, c.Connector.Connect)
 	if err != nil {
 		return nil, err
 	}
-	return newCachingConn(conn), nil
+	return newCachingConn(conn, nc), nil
 }
 
 // Unprepared marks a statement to be sent unnamed, planned afresh with its
@@ -66,6 +67,10 @@ type cachingConn struct {
 	pqConn
 	lru   *list.List // of *cachedStmt, most recently used first
 	stmts map[string]*list.Element
+	// nc is the network connection (nil if the dialer did not give it);
+	// w watches what runs on it (stall.go).
+	nc net.Conn
+	w  *watch
 }
 
 type cachedStmt struct {
@@ -73,12 +78,12 @@ type cachedStmt struct {
 	stmt  driver.Stmt
 }
 
-func newCachingConn(c driver.Conn) driver.Conn {
+func newCachingConn(c driver.Conn, nc net.Conn) driver.Conn {
 	pc, ok := c.(pqConn)
 	if !ok {
 		return c // not the driver this was written for: no cache
 	}
-	return &cachingConn{pqConn: pc, lru: list.New(), stmts: map[string]*list.Element{}}
+	return &cachingConn{pqConn: pc, lru: list.New(), stmts: map[string]*list.Element{}, nc: nc}
 }
 
 // prepared returns query's statement, preparing it on first use.
@@ -119,6 +124,7 @@ func (c *cachingConn) forget(query string, err error) {
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.watchCtx(ctx) // until the next use: the rows are read after this returns
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		// The simple protocol is already one round trip.
 		return c.pqConn.QueryContext(ctx, query, args)
@@ -135,6 +141,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.watchCtx(ctx)
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		return c.pqConn.ExecContext(ctx, query, args)
 	}

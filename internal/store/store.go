@@ -7,12 +7,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -49,10 +53,11 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
-	connector, err := pq.NewConnector(rawURL)
+	connector, err := pq.NewConnector(withConnectTimeout(rawURL))
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
+	connector.Dialer(dialer{})
 	db := sql.OpenDB(cachingConnector{connector})
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
@@ -271,20 +276,38 @@ func Classify(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) {
-		// Class 08: connection exception; 57P: operator intervention.
-		if strings.HasPrefix(string(pqErr.Code), "08") || strings.HasPrefix(string(pqErr.Code), "57P") {
-			return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
-		}
-		return err
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "connection refused") || strings.Contains(msg, "bad connection") ||
-		strings.Contains(msg, "sql: database is closed") {
+	if Unreachable(err) {
 		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
 	}
 	return err
+}
+
+// Unreachable reports whether err says the database cannot be reached or
+// will not serve (CONTRACT 2: 503 UNAVAILABLE), as opposed to refusing a
+// statement: a connection refused, reset, closed mid-answer or timed out;
+// the server shutting down or not accepting connections; too many
+// connections or no resources left.
+func Unreachable(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch code := string(pqErr.Code); {
+		case strings.HasPrefix(code, "08"), // connection exception
+			strings.HasPrefix(code, "57P"), // operator intervention: shutdown, cannot connect now
+			strings.HasPrefix(code, "53"),  // insufficient resources: too many connections, disk full
+			code == "55000" && strings.Contains(pqErr.Message, "not currently accepting connections"):
+			return true
+		}
+		return false
+	}
+	var netErr net.Error
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, sql.ErrConnDone) || errors.As(err, &netErr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "bad connection") ||
+		strings.Contains(msg, "sql: database is closed")
 }
 
 func redact(raw string) string {

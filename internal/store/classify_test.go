@@ -1,0 +1,50 @@
+package store_test
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/lib/pq"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/store"
+)
+
+// A database that cannot be reached or will not serve is UNAVAILABLE
+// (503), however the failure shows; a refused statement is not.
+func TestClassifyUnavailable(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for name, err := range map[string]error{
+		"EOF":                      fmt.Errorf("ledger: %w", io.EOF),
+		"unexpected EOF":           io.ErrUnexpectedEOF,
+		"reset":                    reset,
+		"refused":                  &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+		"bad connection":           driver.ErrBadConn,
+		"admin shutdown":           &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"},
+		"connection failure":       &pq.Error{Code: "08006", Message: "connection failure"},
+		"too many connections":     &pq.Error{Code: "53300", Message: "sorry, too many clients already"},
+		"not accepting":            &pq.Error{Code: "55000", Message: `database "x" is not currently accepting connections`},
+		"cannot connect now":       &pq.Error{Code: "57P03", Message: "the database system is starting up"},
+		"i/o timeout (stalled DB)": &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded},
+	} {
+		if e := apperr.As(store.Classify(err)); e.Kind != apperr.Unavailable {
+			t.Errorf("%s: %s, want UNAVAILABLE", name, e.Kind)
+		}
+	}
+	for name, err := range map[string]error{
+		"unique":        &pq.Error{Code: "23505", Message: "duplicate key"},
+		"other 55000":   &pq.Error{Code: "55000", Message: "object not in prerequisite state"},
+		"plain":         errors.New("ledger: something else"),
+		"already typed": apperr.New(apperr.Validation, "bad"),
+	} {
+		if e := apperr.As(store.Classify(err)); e.Kind == apperr.Unavailable {
+			t.Errorf("%s: classified UNAVAILABLE", name)
+		}
+	}
+}
