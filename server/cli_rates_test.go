@@ -125,3 +125,22 @@ func TestPairsCLI(t *testing.T) {
 		}
 	})
 }
+
+// merchant create checks the e-mail as the API checks every other one: an
+// address without a dotted domain, or longer than 254 characters, is
+// refused with nothing created and nothing on stdout.
+func TestMerchantCreateEmail(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		t.Setenv("DATABASE_URL", url)
+		t.Setenv("LOG_LEVEL", "error")
+		for _, email := range []string{"a@b", strings.Repeat("a", 250) + "@b.example", "not-an-email"} {
+			code, out, stderr := runCLI(t, "merchant", "create", "--name", "Bad Mail", "--email", email)
+			if code == 0 || len(out) != 0 || !strings.Contains(stderr, "email") {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q", email, code, out, stderr)
+			}
+		}
+		if code, _, stderr := runCLI(t, "merchant", "create", "--name", "Good Mail", "--email", "ops@good.example"); code != 0 {
+			t.Fatalf("a good address: %d %s", code, stderr)
+		}
+	})
+}

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/mail"
 	"strings"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -21,6 +20,7 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/validate"
 )
 
 // Key kinds.
@@ -110,8 +110,10 @@ func (s *Service) Create(ctx context.Context, name, email string) (Created, erro
 	if name == "" || len(name) > 200 {
 		f.Add("name", "is required (1 to 200 characters)")
 	}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		f.Add("email", "must be a valid e-mail address")
+	// The same check as every other e-mail of the API: notifications go
+	// to this address.
+	if msg := validate.Email(email); msg != "" {
+		f.Add("email", "%s", msg)
 	}
 	if err := f.Err(); err != nil {
 		return Created{}, err
