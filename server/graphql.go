@@ -408,7 +408,11 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		kind = ae.Kind
 		gerr.Message = ae.Message
 		if len(ae.Fields) > 0 {
-			setExt(gerr, "errors", ae.Fields)
+			fields := make([]apperr.FieldError, len(ae.Fields))
+			for i, fe := range ae.Fields {
+				fields[i] = apperr.FieldError{Field: graphQLName(fe.Field), Message: fe.Message}
+			}
+			setExt(gerr, "errors", fields)
 		} else if kind == apperr.Validation && len(gerr.Path) > 1 {
 			// A scalar's refusal (a Decimal that is not a number): the
 			// field is the argument's path below the operation's field.
@@ -433,9 +437,38 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	return gerr
 }
 
-// argPath writes an argument's path as REST names a field: "input.amount",
-// "input.items[0].amount".
+// graphQLName is a field name of the services' errors (REST's
+// snake_case: "beneficiary.account_name", "documents[0].document_type") as
+// GraphQL names the input field: "beneficiary.accountName".
+func graphQLName(field string) string {
+	if !strings.Contains(field, "_") {
+		return field
+	}
+	var b strings.Builder
+	upper := false
+	for i := 0; i < len(field); i++ {
+		switch c := field[i]; {
+		case c == '_' && i > 0 && i+1 < len(field) && field[i-1] != '.' && field[i+1] != '.':
+			upper = true
+		case upper && c >= 'a' && c <= 'z':
+			b.WriteByte(c - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteByte(c)
+			upper = false
+		}
+	}
+	return b.String()
+}
+
+// argPath writes an argument's path as the services' errors name fields,
+// the mutation's input object left out: "amount", "items[0].amount".
 func argPath(p ast.Path) string {
+	if len(p) > 1 {
+		if name, ok := p[0].(ast.PathName); ok && name == "input" {
+			p = p[1:]
+		}
+	}
 	var b strings.Builder
 	for _, el := range p {
 		switch el := el.(type) {

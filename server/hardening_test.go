@@ -110,13 +110,14 @@ func TestResolveTakesIdempotencyKey(t *testing.T) {
 }
 
 // A Decimal or Time argument that cannot be read is the client's mistake:
-// VALIDATION_ERROR naming the argument, not INTERNAL_ERROR.
+// VALIDATION_ERROR naming the argument, not INTERNAL_ERROR. Fields are
+// named as GraphQL names them (camelCase), without the input object.
 func TestGraphQLBadScalarIsValidation(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Acme")
 		for _, amount := range []string{`"abc"`, `"1x"`, `" 1"`, `1.5`} {
 			r := e.GQL(m.TestSecret, `mutation{fundBalance(input:{currency:"NGN",amount:`+amount+`}){available}}`, nil).Expect(200)
-			if r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), `"field":"input.amount"`) {
+			if r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), `"field":"amount"`) {
 				t.Errorf("amount %s: %s", amount, r.Body)
 			}
 		}
@@ -187,6 +188,25 @@ func TestConnectionPageInfo(t *testing.T) {
 		r := e.REST("GET", "/wallets?limit=3", m.TestSecret, nil).Expect(200)
 		if meta := r.JSON["meta"].(map[string]any); meta["has_more"] != false || meta["next_cursor"] != nil {
 			t.Errorf("REST meta: %v", meta)
+		}
+	})
+}
+
+// GraphQL errors name bad fields as GraphQL names them: the services'
+// snake_case names come out in camelCase, indexes kept.
+func TestGraphQLFieldNamesCamelCase(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		r := e.GQL(m.TestSecret, `mutation { withdraw(input: {amount: "1", currency: "NGN",
+			beneficiary: {email: "bad", bank: "035", accountName: "", accountNumber: "12"}}) { reference } }`, nil).Expect(200)
+		body := string(r.Body)
+		for _, want := range []string{`"field":"beneficiary.email"`, `"field":"beneficiary.accountName"`, `"field":"beneficiary.accountNumber"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("want %s in %s", want, body)
+			}
+		}
+		if strings.Contains(body, "account_name") && strings.Contains(body, `"field":"beneficiary.account_`) {
+			t.Errorf("snake_case field names: %s", body)
 		}
 	})
 }
