@@ -142,6 +142,9 @@ type sub struct {
 	dropped  bool
 	missed   []*ent.Event       // handed over by the hub while running
 	seen     map[int64]struct{} // replayed ids the hub may still hand over
+	// after is the id the subscriber resumed after: a hub still behind it
+	// when the subscriber joined must not hand over what came before.
+	after int64
 }
 
 func (s *sub) wants(typ string) bool {
@@ -234,7 +237,7 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 		return nil, ctx.Err()
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &sub{t: t, types: set, ch: make(chan *ent.Event, b.cfg.Buffer), ctx: sctx, cancel: cancel}
+	s := &sub{t: t, types: set, ch: make(chan *ent.Event, b.cfg.Buffer), ctx: sctx, cancel: cancel, after: from}
 	if b.cfg.Keys.Of != nil {
 		s.key = b.cfg.Keys.Of(ctx)
 	}
@@ -417,7 +420,7 @@ func (b *Broker) pruneLocked(s *sub) {
 
 // deliverLocked hands ev to s without blocking.
 func (b *Broker) deliverLocked(s *sub, ev *ent.Event) {
-	if s.closed || s.dropped {
+	if s.closed || s.dropped || ev.ID <= s.after {
 		return
 	}
 	if s.live {
