@@ -229,7 +229,7 @@ func transactionFromView(v txview.Transaction) *model.Transaction {
 		PaymentSlug: v.PaymentSlug, FromMerchant: v.FromMerchant, ToMerchant: v.ToMerchant,
 		SettledAt: tmp(v.SettledAt), SettlementTime: v.SettlementTime, SettlementDate: tmp(v.SettlementDate),
 		RejectReason: v.RejectReason, TraceID: v.TraceID, PaymentProof: v.PaymentProof,
-		WalletReference: v.WalletReference, AccountReference: v.AccountReference,
+		WalletReference: v.WalletReference.Value, AccountReference: v.AccountReference,
 		CreatedAt: tm(v.CreatedAt), UpdatedAt: tm(v.UpdatedAt),
 	}
 }

@@ -113,10 +113,7 @@ func depCheck(t *testing.T, d map[string]any, w depWant) {
 		"amount_charged", "amount_settled", "currency", "from_currency", "to_amount", "to_currency", "trx_rate",
 		"rateId", "from", "to", "channel", "narration", "beneficiary", "fee_bearer", "fee", "destination",
 		"payment_slug", "from_merchant", "to_merchant", "settled_at", "settlement_time", "settlement_date",
-		"reject_reason", "trace_id", "payment_proof", "account_reference", "created_at", "updated_at"}
-	if w.wallet != "" {
-		fields = append(fields, "wallet_reference")
-	}
+		"reject_reason", "trace_id", "payment_proof", "wallet_reference", "account_reference", "created_at", "updated_at"}
 	for _, k := range fields {
 		if _, ok := d[k]; !ok {
 			t.Errorf("field %s missing: %v", k, d)
@@ -144,6 +141,9 @@ func depCheck(t *testing.T, d map[string]any, w depWant) {
 		"from_merchant": w.merchant, "to_merchant": nil, "settlement_time": nil, "trace_id": nil, "payment_proof": nil,
 		"account_reference": w.account, "created_at": now, "updated_at": now,
 	}
+	// CONTRACT 5: a deposit carries both references; the merchant's own
+	// account (POST /accounts) belongs to no wallet.
+	want["wallet_reference"] = nil
 	if w.wallet != "" {
 		want["wallet_reference"] = w.wallet
 	}

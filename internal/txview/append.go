@@ -80,9 +80,9 @@ func (v Transaction) AppendJSON(b []byte) []byte {
 	b = appendStringPtr(b, v.TraceID)
 	b = append(b, `,"payment_proof":`...)
 	b = appendStringPtr(b, v.PaymentProof)
-	if v.WalletReference != nil {
+	if v.WalletReference.Present {
 		b = append(b, `,"wallet_reference":`...)
-		b = AppendString(b, *v.WalletReference)
+		b = appendStringPtr(b, v.WalletReference.Value)
 	}
 	if v.AccountReference != nil {
 		b = append(b, `,"account_reference":`...)

@@ -52,6 +52,13 @@ func randTransaction(r *rand.Rand) Transaction {
 				n := randNum(r)
 				f.Set(reflect.ValueOf(&n))
 			}
+		case WalletRef:
+			ref := WalletRef{Present: r.IntN(3) > 0}
+			if r.IntN(2) > 0 {
+				s := randString(r)
+				ref.Value = &s
+			}
+			f.Set(reflect.ValueOf(ref))
 		default:
 			panic("randTransaction: no generator for field " + v.Type().Field(i).Name)
 		}
@@ -72,6 +79,29 @@ func TestAppendJSONMatchesEncoding(t *testing.T) {
 		got := tx.AppendJSON([]byte("prefix:"))
 		if !bytes.Equal(got, append([]byte("prefix:"), bytes.TrimSuffix(want.Bytes(), []byte("\n"))...)) {
 			t.Fatalf("case %d differs:\n got %s\nwant %s", i, got, want.Bytes())
+		}
+	}
+}
+
+// A deposit to an account shows wallet_reference, null when the account
+// belongs to no wallet; a transaction of no account shows neither key.
+func TestWalletReferenceShown(t *testing.T) {
+	acc := "ACC-1"
+	for _, c := range []struct {
+		ref  WalletRef
+		acct *string
+		want string
+	}{
+		{WalletRef{Present: true}, &acc, `"wallet_reference":null,"account_reference":"ACC-1"`},
+		{WalletRef{}, nil, `"payment_proof":null,"created_at"`},
+	} {
+		tx := Transaction{WalletReference: c.ref, AccountReference: c.acct}
+		if got := string(tx.AppendJSON(nil)); !bytes.Contains([]byte(got), []byte(c.want)) {
+			t.Errorf("%+v: %s, want %s", c.ref, got, c.want)
+		}
+		b, err := json.Marshal(tx)
+		if err != nil || !bytes.Contains(b, []byte(c.want)) {
+			t.Errorf("encoding/json: %s %v, want %s", b, err, c.want)
 		}
 	}
 }

@@ -47,10 +47,13 @@ type Transaction struct {
 	RejectReason      *string    `json:"reject_reason"`
 	TraceID           *string    `json:"trace_id"`
 	PaymentProof      *string    `json:"payment_proof"`
-	WalletReference   *string    `json:"wallet_reference,omitempty"`
-	AccountReference  *string    `json:"account_reference,omitempty"`
-	CreatedAt         string     `json:"created_at"`
-	UpdatedAt         string     `json:"updated_at"`
+	// A deposit to an account carries both (CONTRACT 5); wallet_reference
+	// is null for the merchant's own accounts, which belong to no wallet.
+	// Other transactions carry neither.
+	WalletReference  WalletRef `json:"wallet_reference,omitzero"`
+	AccountReference *string   `json:"account_reference,omitempty"`
+	CreatedAt        string    `json:"created_at"`
+	UpdatedAt        string    `json:"updated_at"`
 }
 
 func amount(m int64, cur string) jsonx.Num {
@@ -95,10 +98,11 @@ func View(t *ent.Transaction) Transaction {
 		RejectReason:      t.RejectReason,
 		TraceID:           t.TraceID,
 		PaymentProof:      t.PaymentProof,
-		WalletReference:   t.WalletReference,
-		AccountReference:  t.AccountReference,
-		CreatedAt:         jsonx.Time(t.CreatedAt),
-		UpdatedAt:         jsonx.Time(t.UpdatedAt),
+		WalletReference: WalletRef{Present: t.WalletReference != nil || t.AccountReference != nil,
+			Value: t.WalletReference},
+		AccountReference: t.AccountReference,
+		CreatedAt:        jsonx.Time(t.CreatedAt),
+		UpdatedAt:        jsonx.Time(t.UpdatedAt),
 	}
 	if t.ToAmount != nil && t.ToCurrency != nil {
 		n := amount(*t.ToAmount, *t.ToCurrency)
@@ -197,6 +201,19 @@ func Scan(row Scanner) (Transaction, error) {
 	}
 	return View(&t), nil
 }
+
+// WalletRef is a Transaction's wallet_reference: written, null or not,
+// when Present; left out otherwise.
+type WalletRef struct {
+	Present bool
+	Value   *string
+}
+
+// IsZero reports that the field is left out (encoding/json's omitzero).
+func (r WalletRef) IsZero() bool { return !r.Present }
+
+// MarshalJSON writes the reference or null.
+func (r WalletRef) MarshalJSON() ([]byte, error) { return appendStringPtr(nil, r.Value), nil }
 
 // JSON renders t as the bytes webhooks and events carry.
 func JSON(t *ent.Transaction) ([]byte, error) { return json.Marshal(View(t)) }
