@@ -41,6 +41,14 @@ type Option func(env map[string]string)
 // With sets one environment variable.
 func With(name, value string) Option { return func(m map[string]string) { m[name] = value } }
 
+// noWorkers is the key WithoutWorkers sets; it is not an environment variable
+// of the service.
+const noWorkers = "\x00servertest:no-workers"
+
+// WithoutWorkers starts no background workers (job pollers, dispatchers), so
+// a test decides alone what happens to a row and when.
+func WithoutWorkers() Option { return func(m map[string]string) { m[noWorkers] = "1" } }
+
 // Each runs fn once per available database with a fresh service.
 func Each(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) {
 	t.Helper()
@@ -90,7 +98,10 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	e.App = app
 	h = app.Handler()
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := app.RunWorkers(ctx)
+	wait := func() {}
+	if vars[noWorkers] == "" {
+		wait = app.RunWorkers(ctx)
+	}
 	t.Cleanup(func() {
 		app.WebSockets.Shutdown()
 		cancel()
