@@ -51,7 +51,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 const usage = `usage:
   server [serve [--demo]]
   server merchant create --name NAME --email EMAIL
-  server merchant roll-keys --merchant ID --mode test|live`
+  server merchant roll-keys --merchant ID --mode test|live
+  server pairs list|set-mid|enable|disable ...`
+
+// parseFlags parses a command's flags and refuses anything left over (a
+// typo such as "-name" without its value or a stray word would otherwise be
+// ignored silently), printing why and the usage.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n%s\n", fs.Name(), fs.Arg(0), usage)
+		return false
+	}
+	return true
+}
 
 func merchantCmd(ctx context.Context, cfg Config, log *slog.Logger, sub string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merchant "+sub, flag.ContinueOnError)
@@ -60,7 +75,7 @@ func merchantCmd(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 	email := fs.String("email", "", "merchant e-mail (notifications go here)")
 	id := fs.String("merchant", "", "merchant id")
 	mode := fs.String("mode", "", "test or live")
-	if err := fs.Parse(args); err != nil {
+	if !parseFlags(fs, args, usage, stderr) {
 		return 2
 	}
 	app, err := New(ctx, cfg, Options{Logger: log})
@@ -101,7 +116,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	demo := fs.Bool("demo", false, "on an empty database, create a demo merchant and print its keys")
-	if err := fs.Parse(args); err != nil {
+	if !parseFlags(fs, args, usage, stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -205,9 +220,21 @@ func (a *App) demoMerchant(ctx context.Context, cfg Config, stdout io.Writer) er
 		return err
 	}
 	var c struct {
+		MerchantID    string `json:"merchant_id"`
 		TestSecretKey string `json:"test_secret_key"`
 	}
 	_ = json.Unmarshal(keys, &c)
+	if n > 0 {
+		// Keys saved on an earlier run may have been rolled since: printing
+		// them would hand out keys that no longer work.
+		if _, err := a.Merchants.Authenticate(ctx, c.TestSecretKey); err != nil {
+			if apperr.As(err).Kind != apperr.Unauthorized {
+				return err
+			}
+			fmt.Fprintf(stdout, "The demo merchant's keys saved in %s were rolled since; roll a key pair with: bin/server merchant roll-keys --merchant %s --mode test\n", keyFile, c.MerchantID)
+			return nil
+		}
+	}
 	base := cfg.PublicBaseURL
 	fmt.Fprintf(stdout, `
 Demo merchant (sandbox; keys saved in %s):

@@ -63,7 +63,7 @@ func pairsCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	pairID := fs.String("pair", "", "pair, ASSET/FIAT (e.g. USDT/NGN)")
 	mid := fs.String("mid", "", "mid price: units of the fiat per unit of the asset")
 	merchantID := fs.String("merchant", "", "merchant id")
-	if err := fs.Parse(args[1:]); err != nil {
+	if !parseFlags(fs, args[1:], pairsUsage, stderr) {
 		return 2
 	}
 	switch sub {

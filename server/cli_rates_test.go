@@ -144,3 +144,24 @@ func TestMerchantCreateEmail(t *testing.T) {
 		}
 	})
 }
+
+// A stray word on the command line is refused before anything runs, instead
+// of being ignored.
+func TestCLIRefusesStrayArguments(t *testing.T) {
+	t.Setenv("DATABASE_URL", "sqlite:"+filepath.Join(t.TempDir(), "svc.db"))
+	t.Setenv("LOG_LEVEL", "error")
+	for _, args := range [][]string{
+		{"merchant", "create", "--name", "Stray Co", "--email", "ops@stray.example", "extra"},
+		{"merchant", "roll-keys", "--merchant", "m", "--mode", "test", "now"},
+		{"pairs", "list", "all"},
+		{"serve", "--demo", "please"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		if code != 2 || len(out) != 0 || !strings.Contains(stderr, "unexpected argument") || !strings.Contains(stderr, "usage:") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	if code, out, stderr := runCLI(t, "merchant", "create", "--name", "Stray Co", "--email", "ops@stray.example"); code != 0 || len(out) == 0 {
+		t.Fatalf("merchant create after the refused one: %d %s", code, stderr)
+	}
+}
