@@ -34,9 +34,26 @@ func TestGraphQLAccountsAndBanks(t *testing.T) {
 		if bad.Code() != "VALIDATION_ERROR" {
 			t.Errorf("bad account: %s", bad.Body)
 		}
-		global := e.GQL(m.TestSecret, `mutation { createFiatAccount(input: {account: {accountType: STATIC_DYNAMIC, currency: "NGN"}}) { accountType walletReference } }`, nil).GQLData()
-		if g := global["createFiatAccount"].(map[string]any); g["walletReference"] != nil || g["accountType"] != "STATIC_DYNAMIC" {
+		global := e.GQL(m.TestSecret, `mutation { createFiatAccount(input: {account: {accountType: STATIC_DYNAMIC, currency: "NGN"}}) { accountType walletReference accountNumber } }`, nil).GQLData()
+		g := global["createFiatAccount"].(map[string]any)
+		if g["walletReference"] != nil || g["accountType"] != "STATIC_DYNAMIC" {
 			t.Errorf("global: %v", g)
+		}
+		// A deposit's event carries its transaction: with the wallet's
+		// reference, or null for an account of no wallet.
+		toWallet := depositTo(t, e, m.TestSecret, accs[0].(map[string]any)["accountNumber"].(string), "100")
+		toGlobal := depositTo(t, e, m.TestSecret, g["accountNumber"].(string), "50")
+		evs := e.GQL(m.TestSecret, `{ events(first: 10) { edges { node { event transaction { reference walletReference } } } } }`, nil).GQLData()
+		wallets := map[string]any{}
+		for _, edge := range evs["events"].(map[string]any)["edges"].([]any) {
+			tx := edge.(map[string]any)["node"].(map[string]any)["transaction"].(map[string]any)
+			wallets[tx["reference"].(string)] = tx["walletReference"]
+		}
+		if w, ok := wallets[toWallet]; !ok || w != "gw-1" {
+			t.Errorf("deposit to the wallet's account: %v", evs)
+		}
+		if w, ok := wallets[toGlobal]; !ok || w != nil {
+			t.Errorf("deposit to the global account: %v", evs)
 		}
 		ng := e.GQL(m.TestSecret, `{ banks(country: NG) { name code slug country } }`, nil).GQLData()["banks"].([]any)
 		gh := e.GQL(m.TestSecret, `{ banks(country: GH) { id code name branches { id branchCode bankId } } }`, nil).GQLData()["banks"].([]any)

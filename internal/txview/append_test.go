@@ -80,7 +80,30 @@ func TestAppendJSONMatchesEncoding(t *testing.T) {
 		if !bytes.Equal(got, append([]byte("prefix:"), bytes.TrimSuffix(want.Bytes(), []byte("\n"))...)) {
 			t.Fatalf("case %d differs:\n got %s\nwant %s", i, got, want.Bytes())
 		}
+		// A stored payload reads back as the same view (GraphQL's
+		// Event.transaction decodes it).
+		var back Transaction
+		if err := json.Unmarshal(got[len("prefix:"):], &back); err != nil {
+			t.Fatalf("case %d does not read back: %v\n%s", i, err, got)
+		}
+		// Invalid UTF-8 reads back as U+FFFD, which is then written as is
+		// rather than escaped: compare the JSON values, not the bytes.
+		if again := back.AppendJSON(nil); !reflect.DeepEqual(decodeJSON(t, again), decodeJSON(t, got[len("prefix:"):])) {
+			t.Fatalf("case %d reads back differently:\n got %s\nwant %s", i, again, got)
+		}
 	}
+}
+
+// decodeJSON decodes b with exact numbers.
+func decodeJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return v
 }
 
 // A deposit to an account shows wallet_reference, null when the account

@@ -215,5 +215,16 @@ func (r WalletRef) IsZero() bool { return !r.Present }
 // MarshalJSON writes the reference or null.
 func (r WalletRef) MarshalJSON() ([]byte, error) { return appendStringPtr(nil, r.Value), nil }
 
+// UnmarshalJSON reads what MarshalJSON wrote: the key is present, with a
+// reference or null. Stored event payloads are read back this way (GraphQL's
+// Event.transaction).
+func (r *WalletRef) UnmarshalJSON(b []byte) error {
+	r.Present, r.Value = true, nil
+	if string(b) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &r.Value)
+}
+
 // JSON renders t as the bytes webhooks and events carry.
 func JSON(t *ent.Transaction) ([]byte, error) { return json.Marshal(View(t)) }
