@@ -17,7 +17,9 @@ import (
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
+	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/validate"
 )
 
 // Prefix is where every documented path starts.
@@ -89,7 +91,20 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	p, fast, found, missed, err := a.withKey(ctx, rt, r, params)
+	// A path segment that is not valid text (a NUL, invalid UTF-8) names
+	// nothing that could exist: after authentication, 404 on both
+	// databases (PostgreSQL could not even compare it).
+	badParam := false
+	for _, v := range params {
+		badParam = badParam || validate.Text(v) != ""
+	}
+	var p merchants.Principal
+	var fast Result
+	var found, missed bool
+	var err error
+	if !badParam {
+		p, fast, found, missed, err = a.withKey(ctx, rt, r, params)
+	}
 	if err == nil && !found {
 		p, err = Authenticate(ctx, a.deps.Auth, r.Header)
 	}
@@ -107,6 +122,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry))
 			return
 		}
+	}
+	if badParam {
+		a.fail(w, r, apperr.New(apperr.NotFound, "nothing found at %s", r.URL.Path))
+		return
 	}
 	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
 	ctx = obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
@@ -236,7 +255,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr(r, err) }
 
 func logErr(r *http.Request, err error) *apperr.Error {
-	e := apperr.As(err)
+	e := apperr.As(store.Classify(err))
 	if e.Kind.Status() >= 500 {
 		obs.Log(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}

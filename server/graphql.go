@@ -26,6 +26,7 @@ import (
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
+	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/rest"
 	"merchantpay/server/gqlws"
@@ -401,6 +402,7 @@ func (o *outcome) failed() bool { return o.worst() > 0 }
 // fields, and never leaks internals.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	err = store.Classify(err)
 	var ae *apperr.Error
 	var kind apperr.Kind
 	switch {

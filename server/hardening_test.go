@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -207,6 +208,46 @@ func TestGraphQLFieldNamesCamelCase(t *testing.T) {
 		}
 		if strings.Contains(body, "account_name") && strings.Contains(body, `"field":"beneficiary.account_`) {
 			t.Errorf("snake_case field names: %s", body)
+		}
+	})
+}
+
+// Text PostgreSQL cannot hold (a NUL, invalid UTF-8) is refused as a bad
+// field, or found to name nothing, the same on both databases: never a 500.
+func TestTextTheDatabaseCannotHold(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Nul Co")
+		expect := func(what string, r *servertest.Resp, status int, code string, fields ...string) {
+			t.Helper()
+			got := r.Fields()
+			slices.Sort(got)
+			if r.Status != status || r.Code() != code || (fields != nil && !slices.Equal(got, fields)) {
+				t.Errorf("%s: %d %s %v, want %d %s %v: %s", what, r.Status, r.Code(), got, status, code, fields, r.Body)
+			}
+		}
+		w := sampleWallet("nul-1")
+		c := w["compliance"].(map[string]any)
+		c["firstname"], c["lastname"] = "Chi\x00nedu", "Oka\x00for"
+		c["documents"].([]any)[0].(map[string]any)["document_no"] = "A0\x001"
+		expect("wallet", e.REST("POST", "/wallets", m.TestSecret, w), 400, "VALIDATION_ERROR",
+			"compliance.documents[0].document_no", "compliance.firstname", "compliance.lastname")
+		expect("GraphQL wallet", e.GQL(m.TestSecret, `mutation($in: CreateWalletInput!) { createWallet(input: $in) { walletReference } }`,
+			map[string]any{"in": map[string]any{"compliance": map[string]any{"phone": "08012345678", "firstname": "A\x00da", "lastname": "Obi",
+				"email": "ada@example.com", "documents": []any{map[string]any{"documentType": "NIN", "documentFile": "https://x.example/nin.png",
+					"documentFileType": "url", "documentNo": "123"}}}}}), 200, "VALIDATION_ERROR")
+		expect("refresh", e.REST("POST", "/rates/refresh", m.TestSecret, map[string]any{"reference": "q\x00"}), 400, "VALIDATION_ERROR", "reference")
+		ben := map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}
+		expect("withdraw", e.REST("POST", "/transactions/withdraw", m.TestSecret, map[string]any{"beneficiary": ben, "rate_reference": "q\x00"}),
+			400, "VALIDATION_ERROR", "rate_reference")
+		quote := map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 1}
+		expect("key", e.REST("POST", "/rates/create", m.TestSecret, quote, "Idempotency-Key", "ab\xff\xfecd"), 400, "VALIDATION_ERROR", "Idempotency-Key")
+		expect("GraphQL key", e.GQL(m.TestSecret, `mutation { createRate(input: {fromCurrency: "USDT", toCurrency: "NGN", fromAmount: "1", idempotencyKey: "k\u0000"}) { reference } }`, nil),
+			400, "VALIDATION_ERROR")
+		for _, path := range []string{"/transactions/a%00b", "/transactions/%ff%fe", "/wallets/a%00b", "/wallets/%c3"} {
+			expect(path, e.REST("GET", path, m.TestSecret, nil), 404, "NOT_FOUND")
+		}
+		if r := e.REST("GET", "/transactions/a%00b", "", nil); r.Status != 401 {
+			t.Errorf("without a key: %d", r.Status)
 		}
 	})
 }

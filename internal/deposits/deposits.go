@@ -9,7 +9,6 @@ package deposits
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +30,7 @@ import (
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
+	"merchantpay/internal/validate"
 )
 
 // Fixed values of a deposit transaction.
@@ -140,8 +140,8 @@ func (t Transfer) input() Input {
 func text(f *apperr.Fields, field string, v *string, max int) {
 	switch {
 	case v == nil:
-	case !utf8.ValidString(*v) || strings.ContainsRune(*v, 0):
-		f.Add(field, "must be valid text without NUL characters")
+	case validate.Text(*v) != "":
+		f.Add(field, "%s", validate.Text(*v))
 	case utf8.RuneCountInString(*v) > max:
 		f.Add(field, "must be at most %d characters", max)
 	}

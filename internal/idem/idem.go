@@ -21,6 +21,7 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/validate"
 )
 
 // MaxKeyLength is the longest Idempotency-Key accepted.
@@ -118,6 +119,10 @@ func (s *Store) enter(req Request) (string, error) {
 		return "", &apperr.Error{Kind: apperr.Validation,
 			Message: "Idempotency-Key must be at most 255 characters",
 			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}
+	}
+	if msg := validate.Text(req.Key); msg != "" {
+		return "", &apperr.Error{Kind: apperr.Validation, Message: "Idempotency-Key " + msg,
+			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: msg}}}
 	}
 	slot := req.Tenant.MerchantID + "\x00" + req.Tenant.Mode + "\x00" + req.Key
 	if !s.claim(slot) {

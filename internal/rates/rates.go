@@ -36,6 +36,7 @@ import (
 	"merchantpay/internal/pricing"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/validate"
 )
 
 // Which amount of a quote the merchant gave; refresh keeps it fixed.
@@ -608,9 +609,13 @@ func (s *Service) price(row *ent.Pair, p pricing.Pair, side pricing.Side, tt, fi
 // and gives it a new lifetime from now. Expired quotes can be refreshed;
 // used ones cannot (RATE_USED).
 func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, error) {
-	if strings.TrimSpace(reference) == "" {
+	if strings.TrimSpace(reference) == "" || validate.Text(reference) != "" {
 		var f apperr.Fields
-		f.Add("reference", "is required")
+		if msg := validate.Text(reference); msg != "" {
+			f.Add("reference", "%s", msg)
+		} else {
+			f.Add("reference", "is required")
+		}
 		return nil, f.Err()
 	}
 	t, ok := tenant.From(ctx)
@@ -687,6 +692,9 @@ func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, er
 // RATE_USED when already consumed; RATE_EXPIRED when expires_at has passed
 // (the message says to refresh it).
 func (s *Service) Consume(ctx context.Context, reference, transactionType, usedBy string) (*ent.Quote, error) {
+	if validate.Text(reference) != "" {
+		return nil, notFound(reference, "rate_reference") // no quote has such a reference
+	}
 	tt := strings.ToLower(transactionType)
 	var out *ent.Quote
 	err := s.db.Tx(ctx, func(ctx context.Context) error {

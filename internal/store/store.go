@@ -279,6 +279,12 @@ func Classify(err error) error {
 	if Unreachable(err) {
 		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
 	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && (pqErr.Code == "22021" || pqErr.Code == "22P05") {
+		// Text PostgreSQL cannot hold (a NUL, invalid UTF-8) that no field
+		// check caught: the request's fault, not the service's.
+		return apperr.Wrap(apperr.Validation, err, "the request holds text that is not valid UTF-8 or has NUL characters")
+	}
 	return err
 }
 

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -77,9 +76,8 @@ func Validate(in Input, f *apperr.Fields) {
 		f.Add("rate_reference", "is required: the reference of a swap quote from POST /rates/create")
 	case strings.TrimSpace(*in.RateReference) == "":
 		f.Add("rate_reference", "must not be empty")
-	case !utf8.ValidString(*in.RateReference) || strings.ContainsRune(*in.RateReference, 0):
-		// PostgreSQL cannot even compare such text.
-		f.Add("rate_reference", "must be valid text without NUL characters")
+	case validate.Text(*in.RateReference) != "":
+		f.Add("rate_reference", "%s", validate.Text(*in.RateReference))
 	case len(*in.RateReference) > maxRateReference:
 		f.Add("rate_reference", "must be at most %d characters", maxRateReference)
 	}

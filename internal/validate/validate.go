@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -53,8 +54,21 @@ func HTTPURL(s string) string {
 	return ""
 }
 
+// Text checks free text a merchant sends: valid UTF-8 without NUL
+// characters, which PostgreSQL cannot store or even compare (SQLite would
+// store them), so both databases answer alike.
+func Text(s string) string {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return "must be valid text without NUL characters"
+	}
+	return ""
+}
+
 // Name checks a person's or business's name.
 func Name(s string) string {
+	if msg := Text(s); msg != "" {
+		return msg
+	}
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return "is required"

@@ -97,6 +97,9 @@ func Validate(in CreateInput, f *apperr.Fields) {
 		})
 		str(p+"document_file", d.DocumentFile, validate.HTTPURL)
 		str(p+"document_no", d.DocumentNo, func(s string) string {
+			if msg := validate.Text(s); msg != "" {
+				return msg
+			}
 			if t := strings.TrimSpace(s); t == "" || len(t) > 64 {
 				return "must be 1 to 64 characters"
 			}
