@@ -286,6 +286,10 @@ func TestDepositStatic(t *testing.T) {
 		if len(list) != 4 {
 			t.Errorf("%d deposits listed, want 4", len(list))
 		}
+		// The documented template left blank filters nothing.
+		if all := e.REST("GET", "/transactions?type=&status=&limit=&cursor=", m.TestSecret, nil).Expect(200).List(); len(all) != len(list) {
+			t.Errorf("blank filters list %d, want %d", len(all), len(list))
+		}
 	})
 }
 

@@ -37,13 +37,13 @@ func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) 
 	var f apperr.Fields
 	p := pageParams(r, &f)
 	q := r.HTTP.URL.Query()
+	// An empty filter (?type=&status=, the documented template left blank)
+	// filters nothing, as an empty limit or cursor does.
 	var filter transactions.Filter
-	if q.Has("type") {
-		v := q.Get("type")
+	if v := q.Get("type"); v != "" {
 		filter.Type = &v
 	}
-	if q.Has("status") {
-		v := q.Get("status")
+	if v := q.Get("status"); v != "" {
 		filter.Status = &v
 	}
 	filter.Validate("type", "status", &f)
