@@ -42,7 +42,7 @@ func (o *Ops) resolveBank(ctx context.Context, r *Request) (Result, error) {
 		return Result{}, err
 	}
 	in := rails.ResolveInput{Bank: body.str("bank", false), Account: body.str("account", false)}
-	if err := mergeValidation(&f, func(g *apperr.Fields) { rails.ValidateResolve(in, g) }); err != nil {
+	if err := o.NameEnquiry.Check(in, &f); err != nil {
 		return Result{}, err
 	}
 	res, err := o.NameEnquiry.Resolve(ctx, in)

@@ -175,6 +175,10 @@ func TestResolveBankAccount(t *testing.T) {
 			{"missing account", map[string]any{"bank": "058"}, 400, "VALIDATION_ERROR", []string{"account"}},
 			{"missing both", map[string]any{}, 400, "VALIDATION_ERROR", []string{"account", "bank"}},
 			{"bank not a string", `{"bank":58,"account":"0123456789"}`, 400, "VALIDATION_ERROR", []string{"bank"}},
+			// Every bad field at once: an unknown bank beside a bad account.
+			{"unknown bank, short account", map[string]any{"bank": "999", "account": "12"}, 400, "VALIDATION_ERROR", []string{"account", "bank"}},
+			{"unknown bank, no account", map[string]any{"bank": "999"}, 400, "VALIDATION_ERROR", []string{"account", "bank"}},
+			{"ghana bank, account a number", `{"bank":"GH030100","account":1234567890}`, 400, "VALIDATION_ERROR", []string{"account", "bank"}},
 			{"not an object", `"058"`, 400, "BAD_REQUEST", nil},
 		} {
 			r := resolve(m.TestSecret, tc.body)

@@ -537,9 +537,12 @@ func TestWithdrawCrossErrors(t *testing.T) {
 			return wdQuote(t, e, m.TestSecret, map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": amount})
 		}
 
-		// Amount or currency beside rate_reference.
+		// Amount or currency beside rate_reference must be the quote's:
+		// judged without the quote when no quote could match, else against it.
 		q := ngQuote(1)
-		expect(post(q, ngBen(b.ng), "amount", 100, "currency", "NGN"), 400, "VALIDATION_ERROR", "amount", "currency")
+		expect(post(q, ngBen(b.ng), "amount", 0, "currency", "EUR"), 400, "VALIDATION_ERROR", "currency", "amount")
+		expect(post(q, ngBen(b.ng), "amount", 100, "currency", "NGN"), 400, "VALIDATION_ERROR", "amount")
+		expect(post(q, ngBen(b.ng), "amount", q["to_amount"], "currency", "GHS"), 400, "VALIDATION_ERROR", "currency")
 		expect(post(map[string]any{"reference": ""}, ngBen(b.ng)), 400, "VALIDATION_ERROR", "rate_reference")
 		// Unknown, of another merchant, of another type.
 		expect(post(map[string]any{"reference": "4f1c2d6e-0000-4000-8000-000000000000"}, ngBen(b.ng)), 404, "NOT_FOUND")
@@ -576,10 +579,15 @@ func TestWithdrawCrossErrors(t *testing.T) {
 		expect(post(late, ngBen(b.ng)), 409, "RATE_EXPIRED")
 		e.REST("POST", "/rates/refresh", m.TestSecret, map[string]any{"reference": late["reference"]}).Expect(200)
 		post(late, ngBen(b.ng)).Expect(200)
-		if n := wdCount(t, e, m.TestSecret, ""); n != 2 {
-			t.Errorf("%d withdrawals, want 2", n)
+		// The quote's own amount and currency beside it are accepted.
+		same := ngQuote(1)
+		if got := post(same, ngBen(b.ng), "amount", same["to_amount"], "currency", "NGN").Expect(200).Data(); fmt.Sprint(got["amount"]) != fmt.Sprint(same["to_amount"]) || got["rateId"] != same["reference"] {
+			t.Errorf("with the quote's amount and currency: %v", got)
 		}
-		wdWantAvailable(t, e, m.TestSecret, "USDT", "3")
+		if n := wdCount(t, e, m.TestSecret, ""); n != 3 {
+			t.Errorf("%d withdrawals, want 3", n)
+		}
+		wdWantAvailable(t, e, m.TestSecret, "USDT", "2")
 		wdWantAvailable(t, e, m.TestSecret, "NGN", "100000")
 	})
 }

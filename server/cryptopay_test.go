@@ -307,8 +307,10 @@ func TestCryptoPayStartValidation(t *testing.T) {
 			{"blank product", directBody("   ", "1", "NGN"), []string{"requirement.product_name"}},
 			{"too many decimals", directBody("Mug", "10.001", "NGN"), []string{"amount"}},
 			{"zero", directBody("Mug", "0", "USDT"), []string{"amount"}},
-			{"cross with an amount", map[string]any{"deposit_method": "crypto-pay", "requirement": map[string]any{"product_name": "Mug"},
-				"rate_reference": "q", "amount": 1, "currency": "NGN"}, []string{"amount", "currency"}},
+			{"cross with an amount and currency no quote has", map[string]any{"deposit_method": "crypto-pay", "requirement": map[string]any{"product_name": "Mug"},
+				"rate_reference": "q", "amount": 0, "currency": "XYZ"}, []string{"amount", "currency"}},
+			{"cross with a NUL in the quote's reference", map[string]any{"deposit_method": "crypto-pay", "requirement": map[string]any{"product_name": "Mug"},
+				"rate_reference": "q\u0000"}, []string{"rate_reference"}},
 		}
 		for _, c := range cases {
 			r := startDep(e, m.LiveSecret, c.body).Expect(http.StatusBadRequest)
@@ -658,9 +660,28 @@ func TestCryptoPayCross(t *testing.T) {
 			}
 		}
 
-		// SELL at 1592: gross 15920 NGN, deposit fee 1% = 159.20, to_amount 15760.80.
+		// An amount or currency beside the quote must be the quote's; a
+		// refusal leaves the quote unused.
+		odd := depositQuote("crypto-pay")
+		for _, c := range []struct {
+			amount, currency, field string
+		}{{"15760.8", "USDT", "currency"}, {"15760.9", "NGN", "amount"}} {
+			body := crossBody(odd)
+			body["amount"], body["currency"] = json.Number(c.amount), c.currency
+			if r := startDep(e, m.LiveSecret, body).Expect(http.StatusBadRequest); !slices.Equal(r.Fields(), []string{c.field}) {
+				t.Errorf("%s %s beside the quote: %s", c.amount, c.currency, r.Body)
+			}
+		}
+		if quoteUsed(odd) {
+			t.Error("a refused cross deposit consumed its quote")
+		}
+
+		// SELL at 1592: gross 15920 NGN, deposit fee 1% = 159.20, to_amount
+		// 15760.80 (sent too, as the quote's own amount and currency).
 		rateRef := depositQuote("crypto-pay")
-		d := start(t, e, m.LiveSecret, crossBody(rateRef))
+		body := crossBody(rateRef)
+		body["amount"], body["currency"] = json.Number("15760.80"), "NGN"
+		d := start(t, e, m.LiveSecret, body)
 		if !quoteUsed(rateRef) {
 			t.Error("quote not consumed")
 		}

@@ -165,6 +165,27 @@ func (f *Fields) Merge(g *Fields) {
 	}
 }
 
+// With decides between f's field errors and a refusal that needs a look-up
+// (an unknown bank): when fields are bad, the refusal's fields join them in
+// one VALIDATION_ERROR, so that every bad field is named at once; else the
+// refusal stands on its own (nil when there is none).
+func (f *Fields) With(refusal *Error) error {
+	if f.Len() > 0 {
+		if refusal != nil {
+			var g Fields
+			for _, fe := range refusal.Fields {
+				g.Add(fe.Field, "%s", fe.Message)
+			}
+			f.Merge(&g)
+		}
+		return f.Err()
+	}
+	if refusal != nil {
+		return refusal
+	}
+	return nil
+}
+
 // Err returns a VALIDATION_ERROR naming every bad field, or nil when none.
 func (f *Fields) Err() error {
 	if len(f.list) == 0 {

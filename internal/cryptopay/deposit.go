@@ -80,18 +80,24 @@ func ValidateDeposit(in DepositInput, f *apperr.Fields) {
 		}
 	}
 	if in.Cross() {
-		switch {
-		case strings.TrimSpace(*in.RateReference) == "":
+		switch r := *in.RateReference; {
+		case strings.TrimSpace(r) == "":
 			f.Add("rate_reference", "must not be empty")
-		case len(*in.RateReference) > maxRateReference:
+		case validate.Text(r) != "":
+			f.Add("rate_reference", "%s", validate.Text(r))
+		case len(r) > maxRateReference:
 			f.Add("rate_reference", "must be at most %d characters", maxRateReference)
 		}
-		// The quote gives the amounts; a second source would be ambiguous.
-		if in.Amount != nil {
-			f.Add("amount", "must be absent with rate_reference: the quote gives the amounts")
-		}
+		// The quote gives the amounts. An integration that always sends
+		// amount and currency may send them beside it: they must then be
+		// the quote's (amounts), never something else silently ignored.
 		if in.Currency != nil {
-			f.Add("currency", "must be absent with rate_reference: the quote gives the currencies")
+			if _, ok := money.Parse(*in.Currency); !ok {
+				f.Add("currency", "must be a supported currency code (%s)", currencyList())
+			}
+		}
+		if in.Amount != nil && in.Amount.Sign() <= 0 {
+			f.Add("amount", "must be greater than 0")
 		}
 	} else {
 		var cur money.Currency
@@ -136,8 +142,8 @@ func currencyList() string {
 // store), at most max characters.
 func text(f *apperr.Fields, field, v string, max int) {
 	switch {
-	case !utf8.ValidString(v) || strings.ContainsRune(v, 0):
-		f.Add(field, "must be valid text without NUL characters")
+	case validate.Text(v) != "":
+		f.Add(field, "%s", validate.Text(v))
 	case utf8.RuneCountInString(v) > max:
 		f.Add(field, "must be at most %d characters", max)
 	}
@@ -320,6 +326,16 @@ func (s *Service) amounts(ctx context.Context, in DepositInput, ref string) (amo
 			return amountRow{}, apperr.New(apperr.RateTypeMismatch,
 				"the rate %s is a deposit quote without deposit_method crypto-pay; create one with transaction_type deposit and deposit_method crypto-pay",
 				q.ID)
+		}
+		var f apperr.Fields
+		if in.Currency != nil && *in.Currency != q.ToCurrency {
+			f.Add("currency", "must be the quote's to_currency (%s) or absent", q.ToCurrency)
+		}
+		if to := money.FromMinor(q.ToAmount, money.Currency(q.ToCurrency)); in.Amount != nil && !in.Amount.Equal(to) {
+			f.Add("amount", "must be the quote's to_amount (%s) or absent", to)
+		}
+		if err := f.Err(); err != nil {
+			return amountRow{}, err
 		}
 		to := q.ToCurrency
 		rate, id := q.Rate, q.ID

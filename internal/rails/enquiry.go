@@ -47,26 +47,38 @@ func NewNameEnquiry(dir *banks.Directory, r Rails) *NameEnquiry {
 	return &NameEnquiry{dir: dir, rails: r}
 }
 
+// Check adds in's bad fields to f (which may hold the caller's own, such as
+// a field of the wrong JSON type) and returns the error Resolve would: a
+// VALIDATION_ERROR naming every bad field, an unknown bank among them, or
+// UNKNOWN_BANK when the bank is all that is wrong.
+func (e *NameEnquiry) Check(in ResolveInput, f *apperr.Fields) error {
+	var g apperr.Fields
+	ValidateResolve(in, &g)
+	f.Merge(&g)
+	var unknown *apperr.Error
+	if in.Bank != nil && *in.Bank != "" {
+		if _, ok := e.dir.NGByCode(*in.Bank); !ok {
+			msg := "is not a bank code of the Nigerian bank list"
+			if _, gh := e.dir.GHByCode(*in.Bank); gh {
+				msg = "is a Ghanaian bank: only Nigerian accounts can be resolved"
+			}
+			unknown = &apperr.Error{Kind: apperr.UnknownBank, Message: "bank " + *in.Bank + " " + msg,
+				Fields: []apperr.FieldError{{Field: "bank", Message: msg}}}
+		}
+	}
+	return f.With(unknown)
+}
+
 // Resolve resolves a Nigerian account: VALIDATION_ERROR for bad fields,
 // UNKNOWN_BANK for a code outside the Nigerian list (Ghanaian codes too: only
 // Nigerian accounts can be resolved), ACCOUNT_NOT_RESOLVED when the bank
 // knows no such account.
 func (e *NameEnquiry) Resolve(ctx context.Context, in ResolveInput) (Resolved, error) {
-	var f apperr.Fields
-	ValidateResolve(in, &f)
-	if err := f.Err(); err != nil {
+	if err := e.Check(in, &apperr.Fields{}); err != nil {
 		return Resolved{}, err
 	}
 	code, account := *in.Bank, *in.Account
-	bank, ok := e.dir.NGByCode(code)
-	if !ok {
-		msg := "is not a bank code of the Nigerian bank list"
-		if _, gh := e.dir.GHByCode(code); gh {
-			msg = "is a Ghanaian bank: only Nigerian accounts can be resolved"
-		}
-		return Resolved{}, &apperr.Error{Kind: apperr.UnknownBank, Message: "bank " + code + " " + msg,
-			Fields: []apperr.FieldError{{Field: "bank", Message: msg}}}
-	}
+	bank, _ := e.dir.NGByCode(code)
 	name, err := e.rails.ResolveAccount(ctx, bank.Code, account)
 	if err != nil {
 		var ae *apperr.Error

@@ -137,16 +137,20 @@ func (in Input) cross() bool { return in.RateReference != nil }
 func Validate(in Input, f *apperr.Fields) {
 	country := ""
 	if in.cross() {
-		if strings.TrimSpace(*in.RateReference) == "" {
+		switch r := *in.RateReference; {
+		case strings.TrimSpace(r) == "":
 			f.Add("rate_reference", "must not be empty")
+		case validate.Text(r) != "":
+			f.Add("rate_reference", "%s", validate.Text(r))
 		}
-		// The quote fixes what is paid; an amount beside it would be ignored
-		// or contradict it, so it is refused.
-		if in.Amount != nil {
-			f.Add("amount", "must be absent when rate_reference is given: a cross withdrawal pays the quote's to_amount")
+		// The quote fixes what is paid. An integration that always sends
+		// amount and currency may send them beside it: they must then be
+		// the quote's (checkQuote), never something else silently ignored.
+		if in.Currency != nil && countryOf(money.Currency(*in.Currency)) == "" {
+			f.Add("currency", "must be NGN (Nigerian banks) or GHS (Ghanaian banks)")
 		}
-		if in.Currency != nil {
-			f.Add("currency", "must be absent when rate_reference is given: a cross withdrawal pays in the quote's to_currency")
+		if in.Amount != nil && in.Amount.Sign() <= 0 {
+			f.Add("amount", "must be greater than 0")
 		}
 	} else {
 		var cur money.Currency
@@ -174,8 +178,8 @@ func Validate(in Input, f *apperr.Fields) {
 	}
 	if in.Narration != nil {
 		switch n := *in.Narration; {
-		case !utf8.ValidString(n) || strings.ContainsRune(n, 0):
-			f.Add("narration", "must be valid text without NUL characters")
+		case validate.Text(n) != "":
+			f.Add("narration", "%s", validate.Text(n))
 		case utf8.RuneCountInString(n) > MaxNarration:
 			f.Add("narration", "must be at most %d characters", MaxNarration)
 		}
@@ -307,7 +311,7 @@ func (s *Service) Check(in Input, f *apperr.Fields) error {
 		// named now with the other bad fields.
 		bankErr = s.checkAnyBank(*in.Beneficiary)
 	}
-	return decide(f, bankErr)
+	return f.With(bankErr)
 }
 
 // checkAnyBank refuses a beneficiary bank code that is in neither the
@@ -325,26 +329,6 @@ func (s *Service) checkAnyBank(b Beneficiary) *apperr.Error {
 	return &apperr.Error{Kind: apperr.UnknownBank,
 		Message: fmt.Sprintf("bank %q is in neither the Nigerian nor the Ghanaian bank list (GET /misc/banks)", *b.Bank),
 		Fields:  []apperr.FieldError{{Field: "beneficiary.bank", Message: "is not a bank code of the Nigerian or Ghanaian bank list"}}}
-}
-
-// decide is the answer to a request with the bad fields f and the bank
-// check's finding: with bad fields, a VALIDATION_ERROR naming all of them,
-// an unknown bank or branch included; else the bank check's error, if any.
-func decide(f *apperr.Fields, bankErr *apperr.Error) error {
-	if f.Len() > 0 {
-		if bankErr != nil {
-			var h apperr.Fields
-			for _, fe := range bankErr.Fields {
-				h.Add(fe.Field, "%s", fe.Message)
-			}
-			f.Merge(&h)
-		}
-		return f.Err()
-	}
-	if bankErr != nil {
-		return bankErr
-	}
-	return nil
 }
 
 // checkBank finds the beneficiary's bank (and Ghanaian branch) in the lists
@@ -459,7 +443,7 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 			if err != nil {
 				return err
 			}
-			if err := s.checkQuote(q, *in.Beneficiary); err != nil {
+			if err := s.checkQuote(q, in); err != nil {
 				return err // rolls the consumption back
 			}
 			tm = crossTerms(q)
@@ -493,9 +477,10 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 	return out, nil
 }
 
-// checkQuote checks a cross withdrawal's beneficiary against the shape its
-// quote's to_currency asks for.
-func (s *Service) checkQuote(q *ent.Quote, b Beneficiary) error {
+// checkQuote checks a cross withdrawal against its quote: the beneficiary
+// has the shape the quote's to_currency asks for, and an amount or currency
+// sent beside the quote is the quote's.
+func (s *Service) checkQuote(q *ent.Quote, in Input) error {
 	country := countryOf(money.Currency(q.ToCurrency))
 	if country == "" {
 		return &apperr.Error{Kind: apperr.Validation,
@@ -503,8 +488,15 @@ func (s *Service) checkQuote(q *ent.Quote, b Beneficiary) error {
 			Fields:  []apperr.FieldError{{Field: "rate_reference", Message: "must be a withdrawal quote whose to_currency is NGN or GHS"}}}
 	}
 	var f apperr.Fields
-	validateBeneficiary(b, country, &f)
-	return decide(&f, s.checkBank(b, country))
+	cur := money.Currency(q.ToCurrency)
+	if in.Currency != nil && *in.Currency != q.ToCurrency {
+		f.Add("currency", "must be the quote's to_currency (%s) or absent", q.ToCurrency)
+	}
+	if to := money.FromMinor(q.ToAmount, cur); in.Amount != nil && !in.Amount.Equal(to) {
+		f.Add("amount", "must be the quote's to_amount (%s) or absent", to)
+	}
+	validateBeneficiary(*in.Beneficiary, country, &f)
+	return f.With(s.checkBank(*in.Beneficiary, country))
 }
 
 // beneficiaryJSON is the beneficiary as the Transaction shows it: a JSON
