@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"encoding/json"
+	"regexp"
 	"testing"
 
 	"merchantpay/server/servertest"
@@ -67,6 +69,10 @@ func TestGraphQLMoneyMutations(t *testing.T) {
 		st := e.GQL(m.LiveSecret, `mutation { startDeposit(input: {depositMethod: "crypto-pay", requirement: {productName: "Shoes"}, amount: "25", currency: "USDT"}) {
 			links { prepayId universalUrl expireTime productName } transaction { reference status } } }`, nil).GQLData()["startDeposit"].(map[string]any)
 		links := st["links"].(map[string]any)
+		// Epoch milliseconds as an integer literal, as REST writes them.
+		if exp, _ := links["expireTime"].(json.Number); !regexp.MustCompile(`^[0-9]{13}$`).MatchString(string(exp)) {
+			t.Errorf("expireTime %v, want an integer of epoch milliseconds", links["expireTime"])
+		}
 		done := e.GQL(m.LiveSecret, `mutation($p: String!) { completeCryptoPay(input: {prepayId: $p, outcome: SUCCESS}) { status amount currency } }`,
 			map[string]any{"p": links["prepayId"]}).GQLData()["completeCryptoPay"].(map[string]any)
 		if done["status"] != "SUCCESS" || done["currency"] != "USDT" {

@@ -1,5 +1,5 @@
-// Package scalar holds the GraphQL scalars: Decimal (a string) and Time (UTC
-// with milliseconds).
+// Package scalar holds the GraphQL scalars: Decimal (a string), Time (UTC
+// with milliseconds) and Float (never with an exponent).
 package scalar
 
 import (
@@ -71,4 +71,27 @@ func UnmarshalTime(v any) (time.Time, error) {
 		return time.Time{}, invalid("%q is not an RFC 3339 time", s)
 	}
 	return t.UTC(), nil
+}
+
+// Float is GraphQL's Float. gqlgen's own writes 1795628940634 (an epoch in
+// milliseconds, which GraphQL's 32-bit Int cannot hold) as
+// 1.795628940634e+12, which strict decoders refuse as an integer; this one
+// writes every value in plain decimal notation.
+type Float = float64
+
+// MarshalFloat writes f without an exponent.
+func MarshalFloat(f float64) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = w.Write(strconv.AppendFloat(nil, f, 'f', -1, 64))
+	})
+}
+
+// UnmarshalFloat reads a Float as gqlgen does, a refusal being the client's
+// mistake.
+func UnmarshalFloat(v any) (float64, error) {
+	f, err := graphql.UnmarshalFloat(v)
+	if err != nil {
+		return 0, invalid("%s", err.Error())
+	}
+	return f, nil
 }
