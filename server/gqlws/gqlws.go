@@ -322,6 +322,28 @@ func (c *conn) isAcked() bool {
 }
 
 // handle acts on one message; a non-zero code closes the connection.
+// subscribePayload reports whether p is what graphql-transport-ws's
+// subscribe message must carry: an object whose query is a string and whose
+// operationName, variables and extensions, when present and not null, are a
+// string and objects.
+func subscribePayload(p json.RawMessage) bool {
+	var v struct {
+		Query         *string         `json:"query"`
+		OperationName json.RawMessage `json:"operationName"`
+		Variables     json.RawMessage `json:"variables"`
+		Extensions    json.RawMessage `json:"extensions"`
+	}
+	p = bytes.TrimSpace(p)
+	if len(p) == 0 || p[0] != '{' || json.Unmarshal(p, &v) != nil || v.Query == nil {
+		return false
+	}
+	is := func(raw json.RawMessage, first byte) bool {
+		raw = bytes.TrimSpace(raw)
+		return len(raw) == 0 || string(raw) == "null" || raw[0] == first
+	}
+	return is(v.OperationName, '"') && is(v.Variables, '{') && is(v.Extensions, '{')
+}
+
 func (c *conn) handle(m message) (int, string) {
 	switch {
 	case m.Type == "connection_init":
@@ -332,6 +354,12 @@ func (c *conn) handle(m message) (int, string) {
 		}
 		if m.ID == "" {
 			return CodeBadRequest, "Invalid message received: no id"
+		}
+		if !c.legacy && !subscribePayload(m.Payload) {
+			// graphql-transport-ws: a message of a format the protocol does
+			// not specify closes the socket (the legacy protocol answers
+			// an error for the operation instead, below).
+			return CodeBadRequest, "Invalid message received: subscribe needs a payload object with a query string"
 		}
 		if c.s.Authorize != nil {
 			c.mu.Lock()

@@ -312,6 +312,15 @@ func TestProtocolErrors(t *testing.T) {
 	c.send("subscribe", "", map[string]any{"query": "stream"})
 	c.expectClose(CodeBadRequest)
 
+	// A subscribe whose payload is not the protocol's closes with 4400.
+	for _, payload := range []any{nil, "stream", []any{}, map[string]any{}, map[string]any{"query": 1},
+		map[string]any{"query": "stream", "variables": "x"}, map[string]any{"query": "stream", "operationName": 2}} {
+		c = e.dial(TransportWS)
+		c.init()
+		c.send("subscribe", "a", payload)
+		c.expectClose(CodeBadRequest)
+	}
+
 	c = e.dial(TransportWS)
 	c.expectClose(CodeInitTimeout)
 
