@@ -82,9 +82,9 @@ func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.Cr
 		err error
 	)
 	if input.WalletReference == nil {
-		a, err = r.Svc.Accounts.CreateGlobal(ctx, in)
+		a, err = r.Svc.Accounts.CreateGlobal(ctx, in, "account.")
 	} else {
-		a, err = r.Svc.Accounts.Create(ctx, *input.WalletReference, in)
+		a, err = r.Svc.Accounts.Create(ctx, *input.WalletReference, in, "account.")
 	}
 	if err != nil {
 		return nil, err

@@ -91,7 +91,7 @@ func (o *Ops) createAccount(ctx context.Context, r *Request) (Result, error) {
 	if err := mergeValidation(&f, func(g *apperr.Fields) { accounts.Validate(in, "", g) }); err != nil {
 		return Result{}, err
 	}
-	a, err := o.Accounts.Create(ctx, r.Param("wallet_reference"), in)
+	a, err := o.Accounts.Create(ctx, r.Param("wallet_reference"), in, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -107,10 +107,10 @@ func (o *Ops) createGlobalAccount(ctx context.Context, r *Request) (Result, erro
 		return Result{}, err
 	}
 	in := decodeAccount(body)
-	if err := mergeValidation(&f, func(g *apperr.Fields) { accounts.ValidateGlobal(in, g) }); err != nil {
+	if err := mergeValidation(&f, func(g *apperr.Fields) { accounts.ValidateGlobal(in, "", g) }); err != nil {
 		return Result{}, err
 	}
-	a, err := o.Accounts.CreateGlobal(ctx, in)
+	a, err := o.Accounts.CreateGlobal(ctx, in, "")
 	if err != nil {
 		return Result{}, err
 	}

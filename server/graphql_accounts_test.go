@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"merchantpay/server/servertest"
@@ -31,8 +32,12 @@ func TestGraphQLAccountsAndBanks(t *testing.T) {
 			t.Errorf("REST lists %d accounts", n)
 		}
 		bad := e.GQL(m.TestSecret, `mutation { createFiatAccount(input: {walletReference: "gw-1", account: {accountType: DYNAMIC, currency: "GHS"}}) { accountNumber } }`, nil)
-		if bad.Code() != "VALIDATION_ERROR" {
-			t.Errorf("bad account: %s", bad.Body)
+		// The account's fields are named as the input nests them, as
+		// createWallet names its inline account's.
+		body := string(bad.Body)
+		if bad.Code() != "VALIDATION_ERROR" || !strings.Contains(body, `"field":"account.currency"`) ||
+			!strings.Contains(body, `"field":"account.expiresAt"`) || strings.Contains(body, `"field":"currency"`) {
+			t.Errorf("bad account: %s", body)
 		}
 		global := e.GQL(m.TestSecret, `mutation { createFiatAccount(input: {account: {accountType: STATIC_DYNAMIC, currency: "NGN"}}) { accountType walletReference accountNumber } }`, nil).GQLData()
 		g := global["createFiatAccount"].(map[string]any)

@@ -110,12 +110,12 @@ func Validate(in CreateInput, prefix string, f *apperr.Fields) {
 // ValidateGlobal collects every bad field of a global-account request:
 // account_type, if given, must be static_dynamic, and currency defaults to
 // NGN.
-func ValidateGlobal(in CreateInput, f *apperr.Fields) {
+func ValidateGlobal(in CreateInput, prefix string, f *apperr.Fields) {
 	if in.AccountType != nil && *in.AccountType != StaticDynamic {
-		f.Add("account_type", "must be static_dynamic: the global account is a static_dynamic account")
+		f.Add(prefix+"account_type", "must be static_dynamic: the global account is a static_dynamic account")
 	}
-	validateCommon(in, "", false, f)
-	mustBeAbsent(in, "", StaticDynamic, f)
+	validateCommon(in, prefix, false, f)
+	mustBeAbsent(in, prefix, StaticDynamic, f)
 }
 
 func validateCommon(in CreateInput, prefix string, currencyRequired bool, f *apperr.Fields) {
@@ -192,10 +192,12 @@ func New(db *store.DB, c clock.Clock, r rails.Rails, w *wallets.Service) *Servic
 
 // Create issues an account on the wallet walletRef of the context's tenant
 // (POST /wallets/{wallet_reference}). An unknown wallet, or one of another
-// merchant or mode, is NOT_FOUND.
-func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput) (*ent.FiatAccount, error) {
+// merchant or mode, is NOT_FOUND. prefix is prepended to the names of the
+// account's fields in errors, as the caller's input nests them ("account."
+// in GraphQL's createFiatAccount; "" in REST, whose body is the account).
+func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput, prefix string) (*ent.FiatAccount, error) {
 	var f apperr.Fields
-	Validate(in, "", &f)
+	Validate(in, prefix, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -205,7 +207,7 @@ func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput) 
 		if err != nil {
 			return err
 		}
-		a, err = s.issue(ctx, w, in, "")
+		a, err = s.issue(ctx, w, in, prefix)
 		return err
 	})
 	return a, err
@@ -213,10 +215,10 @@ func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput) 
 
 // CreateGlobal issues the merchant's global static_dynamic account, which
 // belongs to no wallet (POST /accounts). A merchant may hold several, each
-// with its own account_reference.
-func (s *Service) CreateGlobal(ctx context.Context, in CreateInput) (*ent.FiatAccount, error) {
+// with its own account_reference. prefix is Create's.
+func (s *Service) CreateGlobal(ctx context.Context, in CreateInput, prefix string) (*ent.FiatAccount, error) {
 	var f apperr.Fields
-	ValidateGlobal(in, &f)
+	ValidateGlobal(in, prefix, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func (s *Service) CreateGlobal(ctx context.Context, in CreateInput) (*ent.FiatAc
 	var a *ent.FiatAccount
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		a, err = s.issue(ctx, nil, in, "")
+		a, err = s.issue(ctx, nil, in, prefix)
 		return err
 	})
 	return a, err
