@@ -64,6 +64,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
+	srv.Use(singleRootField{})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
@@ -420,6 +421,14 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 			// field is the argument's path below the operation's field.
 			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: ae.Message}})
 		}
+	case enumRefusal(err) != "":
+		// gqlparser lets a variable's enum value through whatever its case
+		// ("success"); gqlgen's generated code then refuses it with a plain
+		// error. It is the client's mistake all the same.
+		kind = apperr.Validation
+		if len(gerr.Path) > 1 {
+			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: enumRefusal(err)}})
+		}
 	case isGraphQLUserError(err, gerr):
 		kind = apperr.Validation
 		if code, _ := gerr.Extensions["code"].(string); code == "GRAPHQL_PARSE_FAILED" {
@@ -488,6 +497,39 @@ func argPath(p ast.Path) string {
 
 // isGraphQLUserError tells gqlgen's own errors (parsing, validation, input
 // coercion) from failures inside resolvers.
+// enumValues are the values of each enum of the schema, by enum name.
+var enumValues = func() map[string][]string {
+	out := map[string][]string{}
+	for name, def := range graph.NewExecutableSchema(graph.Config{}).Schema().Types {
+		if def.Kind == ast.Enum {
+			for _, v := range def.EnumValues {
+				out[name] = append(out[name], v.Name)
+			}
+		}
+	}
+	return out
+}()
+
+// enumRefusal is what to tell the client when err is gqlgen's refusal of a
+// value of one of the schema's enums ("success is not a valid
+// TransactionStatus"), and "" for any other error.
+func enumRefusal(err error) string {
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
+		err = u
+	}
+	const mark = " is not a valid "
+	msg := err.Error()
+	i := strings.LastIndex(msg, mark)
+	if i < 0 {
+		return ""
+	}
+	values, ok := enumValues[msg[i+len(mark):]]
+	if !ok {
+		return ""
+	}
+	return "must be one of " + strings.Join(values, ", ") + " (enum values are case-sensitive)"
+}
+
 func isGraphQLUserError(err error, gerr *gqlerror.Error) bool {
 	if code, _ := gerr.Extensions["code"].(string); code != "" {
 		return true
@@ -567,6 +609,44 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return gqlerror.Errorf("the operation is nested more than %d levels deep", d.max)
 	}
 	return nil
+}
+
+// singleRootField refuses a subscription that selects more than one root
+// field (GraphQL's "Single root field" rule, which gqlparser does not
+// check; gqlgen's executor would refuse it with an error of its own that
+// reads as the service's fault).
+type singleRootField struct{}
+
+func (singleRootField) ExtensionName() string                   { return "SingleRootField" }
+func (singleRootField) Validate(graphql.ExecutableSchema) error { return nil }
+func (singleRootField) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		return nil
+	}
+	if n := rootFields(oc.Operation.SelectionSet, 0); n != 1 {
+		return gqlerror.Errorf("a subscription must select exactly one root field; this one selects %d", n)
+	}
+	return nil
+}
+
+// rootFields counts the fields of set, through its fragments.
+func rootFields(set ast.SelectionSet, level int) int {
+	n := 0
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			n++
+		case *ast.InlineFragment:
+			if level < 16 {
+				n += rootFields(s.SelectionSet, level+1)
+			}
+		case *ast.FragmentSpread:
+			if s.Definition != nil && level < 16 {
+				n += rootFields(s.Definition.SelectionSet, level+1)
+			}
+		}
+	}
+	return n
 }
 
 func depth(set ast.SelectionSet, level int) int {

@@ -127,6 +127,23 @@ func TestGraphQLBadScalarIsValidation(t *testing.T) {
 		if r.Code() != "VALIDATION_ERROR" {
 			t.Errorf("a number variable: %s", r.Body)
 		}
+		// An enum value in the wrong case, as a variable (gqlparser lets it
+		// through, gqlgen refuses it): the client's mistake, named.
+		for _, c := range []struct {
+			query string
+			vars  map[string]any
+			field string
+		}{
+			{`query($s: TransactionStatus){ transactions(filter: {status: $s}) { edges { cursor } } }`, map[string]any{"s": "success"}, "filter.status"},
+			{`query($c: Country!){ banks(country: $c) { code } }`, map[string]any{"c": "ng"}, "country"},
+			{`mutation($in: CreateRateInput!){ createRate(input: $in) { reference } }`, map[string]any{"in": map[string]any{
+				"fromCurrency": "USDT", "toCurrency": "NGN", "fromAmount": "1", "transactionType": "swap"}}, "transactionType"},
+		} {
+			r := e.GQL(m.TestSecret, c.query, c.vars).Expect(200)
+			if r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), `"field":"`+c.field+`"`) || strings.Contains(string(r.Body), "internal") {
+				t.Errorf("%v: %s", c.vars, r.Body)
+			}
+		}
 	})
 }
 

@@ -196,3 +196,46 @@ func TestRolledKeyClosesOpenSockets(t *testing.T) {
 		}
 	})
 }
+
+// A subscription selects exactly one root field (GraphQL's "Single root
+// field" rule): two are the client's mistake, answered as VALIDATION_ERROR
+// for that operation (not INTERNAL_ERROR), and the connection stays usable.
+func TestSubscriptionSingleRootField(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		for _, q := range []string{
+			`subscription { a: events { id } b: events { id } }`,
+			`subscription { ...Two } fragment Two on Subscription { a: events { id } b: events { id } }`,
+		} {
+			sub := subscribeWS(t, e, "graphql-transport-ws", m.TestSecret, q, nil)
+			_ = sub.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			// As gqlgen's own transport answers a refused operation: its
+			// errors in a next message, then complete.
+			var msg struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Errors []struct {
+						Extensions map[string]any `json:"extensions"`
+					} `json:"errors"`
+				} `json:"payload"`
+			}
+			if err := sub.c.ReadJSON(&msg); err != nil || msg.Type != "next" || len(msg.Payload.Errors) != 1 ||
+				msg.Payload.Errors[0].Extensions["code"] != "VALIDATION_ERROR" {
+				t.Errorf("%s: %+v %v", q, msg, err)
+			}
+			if typ, err := readType(t, sub.c); err != nil || typ != "complete" {
+				t.Errorf("%s: then %q %v", q, typ, err)
+			}
+			if err := sub.c.WriteJSON(map[string]any{"type": "ping"}); err != nil {
+				t.Fatal(err)
+			}
+			if typ, err := readType(t, sub.c); err != nil || typ != "pong" {
+				t.Errorf("after the refusal: %q %v", typ, err)
+			}
+			_ = sub.c.Close()
+		}
+		if r := e.GQL(m.TestSecret, `subscription { a: events { id } b: events { id } }`, nil); r.Code() != "VALIDATION_ERROR" {
+			t.Errorf("over HTTP: %s", r.Body)
+		}
+	})
+}
