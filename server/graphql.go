@@ -64,7 +64,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
-	srv.Use(singleRootField{})
+	srv.Use(subscriptionRules{})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
@@ -165,7 +165,7 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body must be a JSON object: {\"query\": ..., \"variables\": ...}"))
 		return
 	}
-	ctx = withPrincipal(ctx, p)
+	ctx = context.WithValue(withPrincipal(ctx, p), overHTTPKey{}, true)
 	key, mutation, err := inspect(body, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		gqlFail(w, r, err)
@@ -611,17 +611,25 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	return nil
 }
 
-// singleRootField refuses a subscription that selects more than one root
-// field (GraphQL's "Single root field" rule, which gqlparser does not
-// check; gqlgen's executor would refuse it with an error of its own that
-// reads as the service's fault).
-type singleRootField struct{}
+// overHTTPKey marks the context of a GraphQL request made over plain HTTP.
+type overHTTPKey struct{}
 
-func (singleRootField) ExtensionName() string                   { return "SingleRootField" }
-func (singleRootField) Validate(graphql.ExecutableSchema) error { return nil }
-func (singleRootField) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+// subscriptionRules refuses a subscription over plain HTTP (it would hold
+// the request open until the first event, then end: subscriptions are
+// served over WebSocket) and one that selects more than one root field
+// (GraphQL's "Single root field" rule, which gqlparser does not check;
+// gqlgen's executor would refuse it with an error of its own that reads as
+// the service's fault).
+type subscriptionRules struct{}
+
+func (subscriptionRules) ExtensionName() string                   { return "SubscriptionRules" }
+func (subscriptionRules) Validate(graphql.ExecutableSchema) error { return nil }
+func (subscriptionRules) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 		return nil
+	}
+	if http, _ := ctx.Value(overHTTPKey{}).(bool); http {
+		return gqlerror.Errorf("subscriptions are served over WebSocket on this path (graphql-transport-ws or graphql-ws), not over HTTP POST")
 	}
 	if n := rootFields(oc.Operation.SelectionSet, 0); n != 1 {
 		return gqlerror.Errorf("a subscription must select exactly one root field; this one selects %d", n)

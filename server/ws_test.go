@@ -200,7 +200,8 @@ func TestRolledKeyClosesOpenSockets(t *testing.T) {
 // A subscription selects exactly one root field (GraphQL's "Single root
 // field" rule): two are the client's mistake, answered as VALIDATION_ERROR
 // for that operation (not INTERNAL_ERROR), and the connection stays usable.
-func TestSubscriptionSingleRootField(t *testing.T) {
+// Subscriptions are served over WebSocket only.
+func TestSubscriptionRules(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Acme")
 		for _, q := range []string{
@@ -234,8 +235,12 @@ func TestSubscriptionSingleRootField(t *testing.T) {
 			}
 			_ = sub.c.Close()
 		}
-		if r := e.GQL(m.TestSecret, `subscription { a: events { id } b: events { id } }`, nil); r.Code() != "VALIDATION_ERROR" {
-			t.Errorf("over HTTP: %s", r.Body)
+		// Over plain HTTP a subscription is refused at once (it would hold
+		// the request until the first event).
+		for _, q := range []string{`subscription { a: events { id } b: events { id } }`, `subscription { events { id } }`} {
+			if r := e.GQL(m.TestSecret, q, nil); r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), "WebSocket") {
+				t.Errorf("over HTTP: %s", r.Body)
+			}
 		}
 	})
 }
