@@ -3,10 +3,15 @@
 // CONTRACT 5, "Deposits into fiat accounts").
 package narration
 
-import "strings"
+import (
+	"strings"
 
-// MaxLen is the longest reference a marker may hold, in bytes.
-const MaxLen = 64
+	"merchantpay/internal/validate"
+)
+
+// MaxLen is the longest reference a marker may hold, in bytes: the longest
+// merchant reference a request may carry (validate.Reference).
+const MaxLen = 100
 
 // Reference returns the reference written between "!!" and "!!" in a bank
 // transfer narration, as written, and ok = true; otherwise "" and false.
@@ -22,11 +27,13 @@ const MaxLen = 64
 //     '!' directly before it and a run of at least two '!' directly after it.
 //     Longer runs are delimiters too ("!!!REF!!!" gives "REF"), since '!'
 //     cannot belong to a reference; a single '!' is not a delimiter.
-//   - A marker is well formed when the whole piece is 1 to MaxLen (64) bytes,
-//     each one of A–Z, a–z, 0–9, '_', '-' or '.'. Nothing is trimmed or cut:
-//     "!! REF !!", "!!RE F!!", "!!RÉF!!" and a 65-byte piece are malformed
-//     and ignored, as are "!!!!" (nothing inside) and an opening with no
-//     closing ("!!REF").
+//   - A marker is well formed when the whole piece is a merchant reference
+//     as a request's reference field takes it (validate.Reference; CONTRACT
+//     3 makes the two one namespace): 1 to MaxLen (100) bytes of A–Z, a–z,
+//     0–9, '.', '_', ':', '@', '+' or '-', the first a letter or digit.
+//     Nothing is trimmed or cut: "!! REF !!", "!!RE F!!", "!!RÉF!!",
+//     "!!-REF!!" and a 101-byte piece are malformed and ignored, as are
+//     "!!!!" (nothing inside) and an opening with no closing ("!!REF").
 //   - Text before and after markers is ignored, whatever it holds.
 //   - Several well-formed markers: if they all spell the same reference
 //     ignoring ASCII case, the first is returned as written ("!!ab!! !!AB!!"
@@ -58,7 +65,7 @@ func Reference(narration string) (ref string, ok bool) {
 			clean = clean && refByte(s[j])
 			j++
 		}
-		if clean && bangs >= 2 && j-i <= MaxLen && j+1 < n && s[j+1] == '!' {
+		if clean && bangs >= 2 && j-i <= MaxLen && j+1 < n && s[j+1] == '!' && validate.Reference(s[i:j]) == "" {
 			// s[j] is '!' because the piece is maximal and j < n.
 			switch piece := s[i:j]; {
 			case found == "":
@@ -75,8 +82,9 @@ func Reference(narration string) (ref string, ok bool) {
 	return strings.Clone(found), true
 }
 
-// refByte reports whether c may appear in a reference.
+// refByte reports whether c may appear in a reference (validate.Reference
+// has the final word on a piece made of them).
 func refByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '_' || c == '-' || c == '.'
+		c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '+'
 }
