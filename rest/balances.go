@@ -2,10 +2,12 @@ package rest
 
 import (
 	"context"
+	"slices"
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
+	"merchantpay/internal/page"
 )
 
 // balanceJSON is one entry of GET /balances (extension): amounts in major
@@ -26,17 +28,32 @@ func balanceView(b ledger.Balance) balanceJSON {
 	}
 }
 
-func (o *Ops) listBalances(ctx context.Context, _ *Request) (Result, error) {
+// listBalances is GET /balances: one entry per currency, in a fixed order,
+// paged like every REST list (CONTRACT 9; the default page holds them all).
+func (o *Ops) listBalances(ctx context.Context, r *Request) (Result, error) {
+	var f apperr.Fields
+	p := pageParams(r, &f)
 	bs, err := o.Ledger.Balances(ctx)
 	if err != nil {
 		return Result{}, err
 	}
+	if p.After != nil {
+		// A balances cursor names the last currency of the page before.
+		i := slices.IndexFunc(bs, func(b ledger.Balance) bool { return string(b.Currency) == p.After.ID })
+		if i < 0 {
+			f.Add("cursor", "is not a cursor this service issued")
+		}
+		bs = bs[i+1:]
+	}
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	bs, info := page.Cut(bs, p.Limit, func(b ledger.Balance) page.Cursor { return page.Cursor{ID: string(b.Currency)} })
 	out := make([]balanceJSON, len(bs))
 	for i, b := range bs {
 		out[i] = balanceView(b)
 	}
-	// Every currency fits on one page; meta keeps the list shape of CONTRACT 9.
-	return Result{Message: "Balances retrieved successfully", Data: out, Meta: &Meta{}}, nil
+	return Result{Message: "Balances retrieved successfully", Data: out, Meta: &Meta{HasMore: info.HasMore, NextCursor: info.NextCursor}}, nil
 }
 
 // fundBalance is POST /sandbox/balances/fund {currency, amount}.

@@ -70,6 +70,35 @@ func TestBalancesEmpty(t *testing.T) {
 		if meta["has_more"] != false || meta["next_cursor"] != nil {
 			t.Errorf("meta: %v", r.JSON["meta"])
 		}
+
+		// Paged like every REST list (CONTRACT 9): limit and cursor walk
+		// the currencies in order, each once; bad ones are refused.
+		var seen []string
+		path := "/balances?limit=2"
+		for pages := 0; path != ""; pages++ {
+			if pages > len(money.All()) {
+				t.Fatal("the pages never end")
+			}
+			r := e.REST(http.MethodGet, path, m.TestSecret, nil).Expect(200)
+			if n := len(r.List()); n > 2 || n == 0 {
+				t.Errorf("%s: %d balances", path, n)
+			}
+			for _, x := range r.List() {
+				seen = append(seen, x.(map[string]any)["currency"].(string))
+			}
+			path = ""
+			if meta := r.JSON["meta"].(map[string]any); meta["has_more"] == true {
+				path = "/balances?limit=2&cursor=" + meta["next_cursor"].(string)
+			}
+		}
+		if want := fmt.Sprint(money.All()); fmt.Sprint(seen) != want {
+			t.Errorf("paged currencies %v, want %s", seen, want)
+		}
+		for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?cursor=zzz"} {
+			if r := e.REST(http.MethodGet, "/balances"+q, m.TestSecret, nil); r.Status != 400 || r.Code() != "VALIDATION_ERROR" {
+				t.Errorf("%s: %d %s", q, r.Status, r.Body)
+			}
+		}
 	})
 }
 
