@@ -3,17 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -53,6 +49,9 @@ const usage = `usage:
   server merchant create --name NAME --email EMAIL
   server merchant roll-keys --merchant ID --mode test|live
   server pairs list|set-mid|enable|disable ...`
+
+// demoEmail is the demo merchant's address.
+const demoEmail = "demo@example.com"
 
 // parseFlags parses a command's flags and refuses anything left over (a
 // typo such as "-name" without its value or a stray word would otherwise be
@@ -184,60 +183,33 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 	return code
 }
 
-// demoMerchant creates a merchant on an empty database and prints its keys;
-// on later runs it prints the keys it saved beside the database.
+// demoMerchant creates a merchant on an empty database and prints its keys
+// and what to try. Keys are shown once and stored only as hashes (CONTRACT
+// 1), so on later runs it says how to get new ones instead.
 func (a *App) demoMerchant(ctx context.Context, cfg Config, stdout io.Writer) error {
-	keyFile := filepath.Join("data", "demo-merchant.json")
-	if strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
-		keyFile = filepath.Join(filepath.Dir(strings.TrimPrefix(cfg.DatabaseURL, "sqlite:")), "demo-merchant.json")
-	}
 	n, err := a.Merchants.Count(ctx)
 	if err != nil {
 		return err
 	}
-	var keys []byte
-	if n == 0 {
-		c, err := a.Merchants.Create(ctx, "Demo Merchant", "demo@example.com")
-		if err != nil {
+	if n > 0 {
+		id := "MERCHANT_ID"
+		if m, err := a.Merchants.ByEmail(ctx, demoEmail); err == nil {
+			id = m.ID
+		} else if !apperr.Is(err, apperr.NotFound) {
 			return err
 		}
-		keys, _ = json.MarshalIndent(c, "", "  ")
-		// The merchant is committed: its keys are printed below whatever
-		// happens to the file, or they could never be shown again.
-		err = os.MkdirAll(filepath.Dir(keyFile), 0o700)
-		if err == nil {
-			err = os.WriteFile(keyFile, keys, 0o600)
-		}
-		if err != nil {
-			a.Log.Warn("demo merchant: keys not saved; they are printed once here", "file", keyFile, "err", err)
-			keyFile = "nowhere: copy them now"
-		}
-	} else if keys, err = os.ReadFile(keyFile); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(stdout, "The database already has merchants; roll a key pair with: bin/server merchant roll-keys --merchant ID --mode test")
-			return nil
-		}
+		fmt.Fprintf(stdout, "\nThe database already has merchants; keys are shown once, when created or rolled.\n"+
+			"New test keys for the demo merchant: bin/server merchant roll-keys --merchant %s --mode test\n\n", id)
+		return nil
+	}
+	c, err := a.Merchants.Create(ctx, "Demo Merchant", demoEmail)
+	if err != nil {
 		return err
 	}
-	var c struct {
-		MerchantID    string `json:"merchant_id"`
-		TestSecretKey string `json:"test_secret_key"`
-	}
-	_ = json.Unmarshal(keys, &c)
-	if n > 0 {
-		// Keys saved on an earlier run may have been rolled since: printing
-		// them would hand out keys that no longer work.
-		if _, err := a.Merchants.Authenticate(ctx, c.TestSecretKey); err != nil {
-			if apperr.As(err).Kind != apperr.Unauthorized {
-				return err
-			}
-			fmt.Fprintf(stdout, "The demo merchant's keys saved in %s were rolled since; roll a key pair with: bin/server merchant roll-keys --merchant %s --mode test\n", keyFile, c.MerchantID)
-			return nil
-		}
-	}
+	keys, _ := json.MarshalIndent(c, "", "  ")
 	base := cfg.PublicBaseURL
 	fmt.Fprintf(stdout, `
-Demo merchant (sandbox; keys saved in %s):
+Demo merchant (sandbox; its keys are shown this once, copy them now):
 %s
 
 Try:
@@ -248,6 +220,6 @@ Try:
   GraphQL: POST %s/graphql   (subscriptions: ws on the same path)
   Health:  %s/healthz  %s/readyz
 
-`, keyFile, keys, base, c.TestSecretKey, base, base, base)
+`, keys, base, c.TestSecretKey, base, base, base)
 	return nil
 }

@@ -3,15 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// make run's demo merchant: created and printed on an empty database, its
-// saved keys printed on later runs, and never once they were rolled.
+// make run's demo merchant: created on an empty database and its keys
+// printed that once; they are stored only as hashes (CONTRACT 1), so later
+// runs print no key and say how to roll new ones.
 func TestDemoMerchant(t *testing.T) {
 	dir := t.TempDir()
 	vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(dir, "svc.db"), "LOG_LEVEL": "error"}
@@ -34,34 +34,38 @@ func TestDemoMerchant(t *testing.T) {
 		return out.String()
 	}
 	first := run()
-	saved, err := os.ReadFile(filepath.Join(dir, "demo-merchant.json"))
+	m, err := app.Merchants.ByEmail(ctx, demoEmail)
 	if err != nil {
-		t.Fatalf("keys not saved beside the database: %v", err)
-	}
-	var keys struct {
-		MerchantID    string `json:"merchant_id"`
-		TestSecretKey string `json:"test_secret_key"`
-	}
-	if err := json.Unmarshal(saved, &keys); err != nil || keys.TestSecretKey == "" {
-		t.Fatalf("saved keys %s: %v", saved, err)
-	}
-	if !strings.Contains(first, keys.TestSecretKey) || !strings.Contains(first, "X-API-KEY: "+keys.TestSecretKey) {
-		t.Errorf("first run does not show the test secret key:\n%s", first)
-	}
-	if n, _ := app.Merchants.Count(ctx); n != 1 {
-		t.Errorf("%d merchants after the first run", n)
-	}
-	if again := run(); !strings.Contains(again, keys.TestSecretKey) {
-		t.Errorf("second run does not show the saved keys:\n%s", again)
-	}
-	if n, _ := app.Merchants.Count(ctx); n != 1 {
-		t.Errorf("%d merchants after the second run", n)
-	}
-	if _, err := app.Merchants.RollKeys(ctx, keys.MerchantID, "test"); err != nil {
 		t.Fatal(err)
 	}
-	rolled := run()
-	if strings.Contains(rolled, keys.TestSecretKey) || !strings.Contains(rolled, "rolled") || !strings.Contains(rolled, keys.MerchantID) {
-		t.Errorf("after roll-keys the run shows:\n%s", rolled)
+	i := strings.Index(first, "X-API-KEY: ")
+	if i < 0 {
+		t.Fatalf("first run shows no key to try:\n%s", first)
+	}
+	key := strings.Fields(first[i+len("X-API-KEY: "):])[0]
+	key = strings.TrimSuffix(key, "'")
+	if p, err := app.Merchants.Authenticate(ctx, key); err != nil || p.MerchantID != m.ID {
+		t.Fatalf("the key shown (%q) does not authenticate as the demo merchant: %v", key, err)
+	}
+	for _, k := range []string{"test_secret_key", "test_public_key", "live_secret_key", "live_public_key"} {
+		if !strings.Contains(first, k) {
+			t.Errorf("first run does not show %s:\n%s", k, first)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if b, _ := os.ReadFile(filepath.Join(dir, e.Name())); bytes.Contains(b, []byte(key)) {
+			t.Errorf("%s holds the plain key", e.Name())
+		}
+	}
+	again := run()
+	if strings.Contains(again, "SECK_") || strings.Contains(again, "PUBK_") || !strings.Contains(again, "roll-keys --merchant "+m.ID) {
+		t.Errorf("second run:\n%s", again)
+	}
+	if n, _ := app.Merchants.Count(ctx); n != 1 {
+		t.Errorf("%d merchants after two runs", n)
 	}
 }

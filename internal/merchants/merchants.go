@@ -325,6 +325,17 @@ func (s *Service) Get(ctx context.Context, id string) (*ent.Merchant, error) {
 	return m, err
 }
 
+// ByEmail returns the oldest merchant with the e-mail address email
+// (NOT_FOUND when there is none).
+func (s *Service) ByEmail(ctx context.Context, email string) (*ent.Merchant, error) {
+	m, err := s.db.Client(tenant.System(ctx)).Merchant.Query().Where(merchant.Email(email)).
+		Order(ent.Asc(merchant.FieldCreatedAt), ent.Asc(merchant.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no merchant with this e-mail address")
+	}
+	return m, store.Classify(err)
+}
+
 // Describe formats a principal for logs.
 func (p Principal) String() string {
 	return fmt.Sprintf("%s/%s/%s", p.MerchantID, p.Mode, p.Kind)
