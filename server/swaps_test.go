@@ -444,3 +444,53 @@ func countStatus(t *testing.T, e *servertest.Env, key, status string) int {
 	t.Helper()
 	return len(e.REST(http.MethodGet, "/transactions?type=SWAP&status="+status+"&limit=100", key, nil).Expect(200).List())
 }
+
+// TestSwapOppositeDirections races swaps of one merchant in opposite
+// directions (USDT→NGN against NGN→USDT) while earlier ones settle: each
+// posting touches both balance rows, and every one must be answered 200
+// (on PostgreSQL two postings that lock the rows in opposite orders
+// deadlock, and one of them fails).
+func TestSwapOppositeDirections(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Two Ways")
+		fund(e, m.TestSecret, "USDT", 1000)
+		fund(e, m.TestSecret, "NGN", 10000000)
+		for round := range 12 {
+			// The last round's swaps fall due and settle meanwhile.
+			e.Clock.Advance(300 * time.Millisecond)
+			var refs []string
+			for i := range 4 {
+				body := map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 1}
+				if i%2 == 1 {
+					body = map[string]any{"from_currency": "NGN", "to_currency": "USDT", "from_amount": 2000}
+				}
+				refs = append(refs, createQuote(e, m.TestSecret, body)["reference"].(string))
+			}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			out := make([]*servertest.Resp, len(refs))
+			for i, ref := range refs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					out[i] = postSwap(e, m.TestSecret, map[string]any{"rate_reference": ref})
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for i, r := range out {
+				if r.Status != 200 {
+					t.Fatalf("round %d, swap %d: %d %s", round, i, r.Status, r.Body)
+				}
+			}
+		}
+		e.Clock.Advance(time.Second)
+		servertest.Eventually(t, 30*time.Second, "every swap to settle", func() bool {
+			return countStatus(t, e, m.TestSecret, "success") == 48
+		})
+		if err := ledger.Check(context.Background(), e.App.DB); err != nil {
+			t.Fatalf("ledger invariants: %v", err)
+		}
+	}, swapPoll, servertest.With("SWAP_SETTLEMENT_DELAY", "200ms"))
+}

@@ -146,24 +146,13 @@ func plan(p *Posting) ([]*delta, error) {
 			out = append(out, d)
 		}
 	}
-	// Increases first; then decreases, those of available last of all (the
-	// hot row's lock is then held only until the commit); by id within each
-	// group, so that two postings lock rows in the same order.
-	rank := func(d *delta) int {
-		switch {
-		case d.available < 0:
-			return 2
-		case d.pending < 0:
-			return 1
-		}
-		return 0
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
-			return ri < rj
-		}
-		return out[i].acct.ID() < out[j].acct.ID()
-	})
+	// By account id, the one order in which every transaction locks
+	// balance rows (PostAll keeps it across postings): two postings that
+	// locked rows in opposite orders deadlocked on PostgreSQL (a swap
+	// USDT→NGN raises NGN and lowers USDT; one NGN→USDT the reverse). A
+	// posting with a single balance change, such as a withdrawal's debit,
+	// still locks its row last, after its entries.
+	sort.Slice(out, func(i, j int) bool { return out[i].acct.ID() < out[j].acct.ID() })
 	return out, nil
 }
 
@@ -243,17 +232,23 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 			}
 			rows = rows[n:]
 		}
+		// Every posting's balance changes in account id order across the
+		// batch (a worker settling postings of many merchants), each
+		// account's in posting order.
+		var all []*delta
 		for _, deltas := range plans {
-			for _, d := range deltas {
-				if d.available >= 0 && d.pending >= 0 {
-					if err := s.raise(ctx, c, d, now); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := s.lower(ctx, c, d, now); err != nil {
+			all = append(all, deltas...)
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].acct.ID() < all[j].acct.ID() })
+		for _, d := range all {
+			if d.available >= 0 && d.pending >= 0 {
+				if err := s.raise(ctx, c, d, now); err != nil {
 					return err
 				}
+				continue
+			}
+			if err := s.lower(ctx, c, d, now); err != nil {
+				return err
 			}
 		}
 		return nil
