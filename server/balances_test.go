@@ -180,6 +180,19 @@ func TestFundValidation(t *testing.T) {
 				t.Errorf("%s changed by a refused funding: %v", cur, b)
 			}
 		}
+
+		// A balance holds at most 2^63-1 minor units: nine fundings of the
+		// largest BTC amount fit, the tenth is refused and changes nothing.
+		big := `{"currency": "BTC", "amount": 10000000000}`
+		for range 9 {
+			e.REST(http.MethodPost, "/sandbox/balances/fund", m.TestSecret, big).Expect(200)
+		}
+		if r := e.REST(http.MethodPost, "/sandbox/balances/fund", m.TestSecret, big); r.Status != 400 || fmt.Sprint(r.Fields()) != "[amount]" {
+			t.Errorf("past the largest balance: %d %s", r.Status, r.Body)
+		}
+		if b := balances(t, e, m.TestSecret)["BTC"]; b["available"] != json.Number("90000000000") {
+			t.Errorf("BTC after the refusal: %v", b)
+		}
 	})
 }
 

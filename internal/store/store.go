@@ -285,6 +285,10 @@ func Classify(err error) error {
 		// check caught: the request's fault, not the service's.
 		return apperr.Wrap(apperr.Validation, err, "the request holds text that is not valid UTF-8 or has NUL characters")
 	}
+	if errors.As(err, &pqErr) && pqErr.Code == "22003" {
+		// A sum past what a column holds (a balance of absurd size).
+		return apperr.Wrap(apperr.Validation, err, "an amount in the request would take a stored value past the most it can hold")
+	}
 	return err
 }
 
