@@ -62,6 +62,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
+	srv.Use(newDocumentSize())
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
 	srv.Use(subscriptionRules{})

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"merchantpay/server/servertest"
 )
@@ -265,6 +267,40 @@ func TestTextTheDatabaseCannotHold(t *testing.T) {
 		}
 		if r := e.REST("GET", "/transactions/a%00b", "", nil); r.Status != 401 {
 			t.Errorf("without a key: %d", r.Status)
+		}
+	})
+}
+
+// A document's size is bounded before validation and the complexity walk,
+// both of which expand fragments anew and one of which compares a
+// selection set's fields pairwise: each of these answered only after
+// seconds to hours (or hundreds of MB) and now gets VALIDATION_ERROR at
+// once, while a full introspection query still runs.
+func TestGraphQLDocumentSize(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		var frag strings.Builder
+		frag.WriteString("query { ...F40 }\nfragment F0 on Query { me { id } }\n")
+		for i := 1; i <= 40; i++ {
+			fmt.Fprintf(&frag, "fragment F%d on Query { ...F%d ...F%d }\n", i, i-1, i-1)
+		}
+		var aliases strings.Builder
+		aliases.WriteString("query {")
+		for i := range 300 {
+			fmt.Fprintf(&aliases, " a%d: __schema { types { name fields { name } } }", i)
+		}
+		aliases.WriteString(" }")
+		repeated := "{" + strings.Repeat(" me { id }", 20000) + " }"
+		for name, q := range map[string]string{"doubling fragments": frag.String(), "introspection aliases": aliases.String(), "repeated field": repeated} {
+			start := time.Now()
+			r := e.GQL(m.TestSecret, q, nil)
+			if r.Code() != "VALIDATION_ERROR" || time.Since(start) > 5*time.Second {
+				t.Errorf("%s: %s after %s: %.200s", name, r.Code(), time.Since(start), r.Body)
+			}
+		}
+		intro := e.GQL(m.TestSecret, `query { __schema { queryType { name } types { name kind fields(includeDeprecated: true) { name args { name type { name kind ofType { name kind ofType { name kind } } } } type { name kind ofType { name kind ofType { name kind } } } } inputFields { name } enumValues { name } } } }`, nil)
+		if len(intro.GQLData()["__schema"].(map[string]any)["types"].([]any)) < 10 {
+			t.Errorf("introspection: %.300s", intro.Body)
 		}
 	})
 }

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// Limits on a GraphQL document's size, applied before gqlparser validates
+// it and gqlgen measures its complexity (CONTRACT 9). Both of those walk
+// the document with every fragment spread expanded anew, and gqlparser's
+// "overlapping fields can be merged" rule compares the fields of a
+// selection set pairwise: 40 fragments each spreading the one before twice
+// (1.7 KB) kept a core busy for hours, 10,000 aliases of __schema (which
+// gqlgen's complexity does not count) answered 644 MB, and 60,000 copies of
+// one field took 15 minutes to validate.
+const (
+	// maxSelections bounds the fields and spreads written in a document.
+	maxSelections = 1000
+	// maxExpanded bounds the fields of an operation with its fragments
+	// expanded, introspection's included.
+	maxExpanded = maxComplexity
+)
+
+// documentSize refuses documents over those limits, measured in time
+// linear in their length (each fragment's expanded size is computed once).
+// Verdicts are cached by query text, as gqlgen caches parsed documents.
+type documentSize struct {
+	verdicts *lru.LRU[string]
+}
+
+func newDocumentSize() documentSize { return documentSize{verdicts: lru.New[string](1000)} }
+
+func (documentSize) ExtensionName() string                   { return "DocumentSize" }
+func (documentSize) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (d documentSize) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	verdict, ok := d.verdicts.Get(ctx, p.Query)
+	if !ok {
+		verdict = measure(p.Query)
+		d.verdicts.Add(ctx, p.Query, verdict)
+	}
+	if verdict != "" {
+		return gqlerror.Errorf("%s", verdict)
+	}
+	return nil
+}
+
+// measure is "" for a document within the limits, else why it is not.
+// A document that does not parse is left to gqlgen, which says why.
+func measure(query string) string {
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		return ""
+	}
+	written := 0
+	var count func(ast.SelectionSet)
+	count = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			written++
+			switch s := sel.(type) {
+			case *ast.Field:
+				count(s.SelectionSet)
+			case *ast.InlineFragment:
+				count(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		count(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		count(f.SelectionSet)
+	}
+	if written > maxSelections {
+		return "the document selects more than " + strconv.Itoa(maxSelections) + " fields and fragments"
+	}
+	fragments := map[string]*ast.FragmentDefinition{}
+	for _, f := range doc.Fragments {
+		fragments[f.Name] = f
+	}
+	sizes := map[string]int{}
+	const visiting = -1
+	var expanded func(ast.SelectionSet) int
+	expanded = func(set ast.SelectionSet) int {
+		n := 0
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				n += 1 + expanded(s.SelectionSet)
+			case *ast.InlineFragment:
+				n += expanded(s.SelectionSet)
+			case *ast.FragmentSpread:
+				size, seen := sizes[s.Name]
+				switch {
+				case seen && size == visiting:
+					// A cycle: validation refuses it; count nothing more.
+				case seen:
+					n += size
+				default:
+					f := fragments[s.Name]
+					if f == nil {
+						break // unknown: validation refuses it
+					}
+					sizes[s.Name] = visiting
+					size = expanded(f.SelectionSet)
+					sizes[s.Name] = size
+					n += size
+				}
+			}
+			if n > maxExpanded {
+				return n // big enough to refuse: stop adding
+			}
+		}
+		return n
+	}
+	for _, op := range doc.Operations {
+		if expanded(op.SelectionSet) > maxExpanded {
+			return "the operation selects more than " + strconv.Itoa(maxExpanded) + " fields with its fragments expanded"
+		}
+	}
+	return ""
+}
