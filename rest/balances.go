@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"slices"
+	"time"
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/ledger"
@@ -48,7 +49,9 @@ func (o *Ops) listBalances(ctx context.Context, r *Request) (Result, error) {
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
-	bs, info := page.Cut(bs, p.Limit, func(b ledger.Balance) page.Cursor { return page.Cursor{ID: string(b.Currency)} })
+	bs, info := page.Cut(bs, p.Limit, func(b ledger.Balance) page.Cursor {
+		return page.Cursor{Time: time.UnixMilli(0), ID: string(b.Currency)}
+	})
 	out := make([]balanceJSON, len(bs))
 	for i, b := range bs {
 		out[i] = balanceView(b)

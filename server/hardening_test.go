@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -301,6 +302,28 @@ func TestGraphQLDocumentSize(t *testing.T) {
 		intro := e.GQL(m.TestSecret, `query { __schema { queryType { name } types { name kind fields(includeDeprecated: true) { name args { name type { name kind ofType { name kind ofType { name kind } } } } type { name kind ofType { name kind ofType { name kind } } } } inputFields { name } enumValues { name } } } }`, nil)
 		if len(intro.GQLData()["__schema"].(map[string]any)["types"].([]any)) < 10 {
 			t.Errorf("introspection: %.300s", intro.Body)
+		}
+	})
+}
+
+// A tampered cursor (a time PostgreSQL cannot hold, a negative one, an id
+// that is not text) is a bad query parameter, on every list and
+// connection: never a 500.
+func TestTamperedCursor(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+		for _, c := range []string{enc("99999999999999999|a"), enc("-5|a"), enc("1700000000000|a\x00b"), enc("1700000000000|\xff")} {
+			for _, path := range []string{"/transactions", "/wallets", "/webhooks", "/balances"} {
+				if r := e.REST("GET", path+"?cursor="+c, m.TestSecret, nil); r.Status != 400 || r.Code() != "VALIDATION_ERROR" {
+					t.Errorf("%s with %s: %d %s", path, c, r.Status, r.Body)
+				}
+			}
+			for _, q := range []string{`query($c: String) { transactions(after: $c) { edges { cursor } } }`, `query($c: String) { wallets(after: $c) { edges { cursor } } }`} {
+				if r := e.GQL(m.TestSecret, q, map[string]any{"c": c}); r.Code() != "VALIDATION_ERROR" {
+					t.Errorf("%s with %s: %s", q, c, r.Body)
+				}
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"merchantpay/internal/apperr"
 )
@@ -39,11 +40,17 @@ func Decode(s string) (Cursor, bool) {
 		return Cursor{}, false
 	}
 	n, err := strconv.ParseInt(ms, 10, 64)
-	if err != nil {
+	// A cursor this service issued holds a time between 1970 and 9999 and
+	// an id of valid text; anything else was tampered with (PostgreSQL
+	// cannot even compare such a time).
+	if err != nil || n < 0 || n > maxCursorMillis || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 {
 		return Cursor{}, false
 	}
 	return Cursor{Time: time.UnixMilli(n).UTC(), ID: id}, true
 }
+
+// maxCursorMillis is 9999-12-31T23:59:59.999Z.
+const maxCursorMillis = 253402300799999
 
 // Params is a validated page request.
 type Params struct {
