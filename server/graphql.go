@@ -66,6 +66,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
 	srv.Use(subscriptionRules{})
+	srv.Use(wsRateLimit{h})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
@@ -608,6 +609,30 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	}
 	if depth(oc.Operation.SelectionSet, 0) > d.max {
 		return gqlerror.Errorf("the operation is nested more than %d levels deep", d.max)
+	}
+	return nil
+}
+
+// wsRateLimit applies the per-key rate limit (CONTRACT 9) to each query
+// and subscription of a WebSocket connection, as every HTTP request and
+// every WebSocket mutation already is: the operation is answered
+// RATE_LIMITED and the connection stays open.
+type wsRateLimit struct{ h *gqlHandler }
+
+func (wsRateLimit) ExtensionName() string                   { return "WebSocketRateLimit" }
+func (wsRateLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (l wsRateLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if overHTTP, _ := ctx.Value(overHTTPKey{}).(bool); overHTTP || oc.Operation == nil || oc.Operation.Operation == ast.Mutation {
+		return nil
+	}
+	p, ok := merchants.PrincipalFrom(ctx)
+	if !ok {
+		return nil
+	}
+	if err := l.h.allow(p); err != nil {
+		var re *retryError
+		errors.As(err, &re)
+		return &gqlerror.Error{Message: re.err.Message, Err: re.err}
 	}
 	return nil
 }

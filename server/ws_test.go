@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -243,4 +244,55 @@ func TestSubscriptionRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The per-key rate limit (CONTRACT 9) applies to each query and
+// subscription of a WebSocket connection too: past it an operation is
+// answered RATE_LIMITED, and the connection stays open.
+func TestWebSocketRateLimit(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Busy Socket")
+		c := dialWS(t, e, "graphql-transport-ws", nil)
+		defer c.Close()
+		if err := c.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"X-API-KEY": m.TestSecret}}); err != nil {
+			t.Fatal(err)
+		}
+		if typ, err := readType(t, c); err != nil || typ != "connection_ack" {
+			t.Fatalf("ack: %q %v", typ, err)
+		}
+		const n = 8
+		for i := range n {
+			if err := c.WriteJSON(map[string]any{"id": fmt.Sprint(i), "type": "subscribe", "payload": map[string]any{"query": "{ me { id } }"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		limited, answered := 0, 0
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for answered < n {
+			var msg struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Errors []struct {
+						Extensions map[string]any `json:"extensions"`
+					} `json:"errors"`
+				} `json:"payload"`
+			}
+			if err := c.ReadJSON(&msg); err != nil {
+				t.Fatalf("after %d answers: %v", answered, err)
+			}
+			if msg.Type != "next" {
+				continue
+			}
+			answered++
+			if len(msg.Payload.Errors) > 0 {
+				if code := msg.Payload.Errors[0].Extensions["code"]; code != "RATE_LIMITED" {
+					t.Errorf("error %v", code)
+				}
+				limited++
+			}
+		}
+		if limited == 0 || limited == n {
+			t.Errorf("%d of %d operations limited at RATE_LIMIT=1, burst 2", limited, n)
+		}
+	}, servertest.With("RATE_LIMIT", "1"), servertest.With("RATE_LIMIT_BURST", "2"))
 }
