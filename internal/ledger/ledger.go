@@ -263,6 +263,9 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 // one statement (INSERT ... ON CONFLICT (id) DO UPDATE).
 func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.Time) error {
 	a := d.acct
+	if err := s.fits(ctx, c, d); err != nil {
+		return err
+	}
 	err := c.LedgerAccount.Create().SetID(a.ID()).SetOwner(a.Owner).SetMode(a.Mode).
 		SetCurrency(string(a.Currency)).SetKind(string(a.Kind)).SetTracksBalance(true).
 		SetAvailable(d.available).SetPending(d.pending).SetCreatedAt(now).SetUpdatedAt(now).
@@ -277,9 +280,44 @@ func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.T
 			u.SetUpdatedAt(now)
 		}).Exec(ctx)
 	if err != nil {
+		if store.IsOutOfRange(err) {
+			return balanceLimit(a.Currency)
+		}
 		return store.Classify(fmt.Errorf("ledger: credit %s: %w", a.ID(), err))
 	}
 	return nil
+}
+
+// fits checks on SQLite that d's increases keep its account's balances
+// within an int64: SQLite turns an integer sum that overflows into a
+// float, which would be stored as the balance. PostgreSQL refuses such a
+// sum itself (raise and lower map its error to balanceLimit). The row is
+// local: reading it first costs no round trip.
+func (s *Service) fits(ctx context.Context, c *ent.Client, d *delta) error {
+	if s.db.IsPostgres() || (d.available <= 0 && d.pending <= 0) {
+		return nil
+	}
+	acc, err := c.LedgerAccount.Get(ctx, d.acct.ID())
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return store.Classify(fmt.Errorf("ledger: read %s: %w", d.acct.ID(), err))
+	}
+	_, okAvailable := add(acc.Available, d.available)
+	_, okPending := add(acc.Pending, d.pending)
+	if !okAvailable || !okPending {
+		return balanceLimit(d.acct.Currency)
+	}
+	return nil
+}
+
+// balanceLimit is the refusal of a credit that would take a balance past
+// the largest int64 of minor units.
+func balanceLimit(c money.Currency) error {
+	var f apperr.Fields
+	f.Add("amount", "would take the %s balance past the most it can hold (%s)", c, money.Format(math.MaxInt64, c))
+	return f.Err()
 }
 
 // lower applies a change that decreases at least one bucket, as one
@@ -287,6 +325,9 @@ func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.T
 // balance: the update matches no row either.
 func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.Time) error {
 	a := d.acct
+	if err := s.fits(ctx, c, d); err != nil {
+		return err // a pending amount made available
+	}
 	u := c.LedgerAccount.Update().Where(ledgeraccount.ID(a.ID())).SetUpdatedAt(now)
 	if d.available < 0 {
 		u.Where(ledgeraccount.AvailableGTE(-d.available))
@@ -301,6 +342,9 @@ func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.T
 		u.AddPending(d.pending)
 	}
 	n, err := u.Save(ctx)
+	if store.IsOutOfRange(err) {
+		return balanceLimit(a.Currency)
+	}
 	if err != nil {
 		return store.Classify(fmt.Errorf("ledger: debit %s: %w", a.ID(), err))
 	}

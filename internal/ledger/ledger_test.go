@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -508,5 +509,29 @@ func TestConcurrentDebits(t *testing.T) {
 		}
 		f.expect(t, acme, money.NGN, 0, 0)
 		f.expect(t, other, money.NGN, 0, 0)
+	})
+}
+
+// A credit that would take a balance past an int64 of minor units is
+// refused on both databases, naming the amount, and writes nothing
+// (SQLite would have stored the sum as a float). A pending amount made
+// available is checked the same way.
+func TestCreditPastTheLargestBalance(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		ctx := tenant.With(f.ctx, acme)
+		near := int64(math.MaxInt64 - 10)
+		if _, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, near); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, 11)
+		if apperr.KindOf(err) != apperr.Validation || len(apperr.As(err).Fields) != 1 || apperr.As(err).Fields[0].Field != "amount" {
+			t.Fatalf("credit past the largest balance: %v", err)
+		}
+		if b, err := f.l.Balance(ctx, money.BTC); err != nil || b.Available != near {
+			t.Fatalf("balance after the refusal: %+v %v", b, err)
+		}
+		if err := ledger.Check(context.Background(), f.db); err != nil {
+			t.Fatalf("ledger invariants: %v", err)
+		}
 	})
 }

@@ -267,6 +267,13 @@ func IsUniqueViolation(err error) bool {
 	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "constraint failed: UNIQUE")
 }
 
+// IsOutOfRange reports whether err is PostgreSQL refusing a value its
+// column cannot hold (a bigint sum that overflows).
+func IsOutOfRange(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && pqErr.Code == "22003"
+}
+
 // Classify turns database unavailability into UNAVAILABLE; other errors pass.
 func Classify(err error) error {
 	if err == nil {
@@ -285,7 +292,7 @@ func Classify(err error) error {
 		// check caught: the request's fault, not the service's.
 		return apperr.Wrap(apperr.Validation, err, "the request holds text that is not valid UTF-8 or has NUL characters")
 	}
-	if errors.As(err, &pqErr) && pqErr.Code == "22003" {
+	if IsOutOfRange(err) {
 		// A sum past what a column holds (a balance of absurd size).
 		return apperr.Wrap(apperr.Validation, err, "an amount in the request would take a stored value past the most it can hold")
 	}
