@@ -323,6 +323,24 @@ func TestSwapErrors(t *testing.T) {
 	})
 }
 
+// raceSwaps posts a swap of each quote at once and returns the answers.
+func raceSwaps(e *servertest.Env, key string, refs []string) []*servertest.Resp {
+	out := make([]*servertest.Resp, len(refs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = postSwap(e, key, map[string]any{"rate_reference": ref})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
 func smallQuote(e *servertest.Env, key string) string {
 	e.T.Helper()
 	return createQuote(e, key, map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 2})["reference"].(string)
@@ -334,22 +352,7 @@ func TestSwapRace(t *testing.T) {
 	eachSwapLedger(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Swap Racer")
 		fund(e, m.TestSecret, "USDT", 25)
-		race := func(refs []string) []*servertest.Resp {
-			out := make([]*servertest.Resp, len(refs))
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i, ref := range refs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					out[i] = postSwap(e, m.TestSecret, map[string]any{"rate_reference": ref})
-				}()
-			}
-			close(start)
-			wg.Wait()
-			return out
-		}
+		race := func(refs []string) []*servertest.Resp { return raceSwaps(e, m.TestSecret, refs) }
 		count := func(rs []*servertest.Resp) map[string]int {
 			c := map[string]int{}
 			for _, r := range rs {
@@ -466,20 +469,7 @@ func TestSwapOppositeDirections(t *testing.T) {
 				}
 				refs = append(refs, createQuote(e, m.TestSecret, body)["reference"].(string))
 			}
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			out := make([]*servertest.Resp, len(refs))
-			for i, ref := range refs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					out[i] = postSwap(e, m.TestSecret, map[string]any{"rate_reference": ref})
-				}()
-			}
-			close(start)
-			wg.Wait()
-			for i, r := range out {
+			for i, r := range raceSwaps(e, m.TestSecret, refs) {
 				if r.Status != 200 {
 					t.Fatalf("round %d, swap %d: %d %s", round, i, r.Status, r.Body)
 				}
