@@ -497,8 +497,6 @@ func argPath(p ast.Path) string {
 	return b.String()
 }
 
-// isGraphQLUserError tells gqlgen's own errors (parsing, validation, input
-// coercion) from failures inside resolvers.
 // enumValues are the values of each enum of the schema, by enum name.
 var enumValues = func() map[string][]string {
 	out := map[string][]string{}
@@ -532,6 +530,8 @@ func enumRefusal(err error) string {
 	return "must be one of " + strings.Join(values, ", ") + " (enum values are case-sensitive)"
 }
 
+// isGraphQLUserError tells gqlgen's own errors (parsing, validation, input
+// coercion) from failures inside resolvers.
 func isGraphQLUserError(err error, gerr *gqlerror.Error) bool {
 	if code, _ := gerr.Extensions["code"].(string); code != "" {
 		return true

@@ -321,7 +321,6 @@ func (c *conn) isAcked() bool {
 	return c.acked
 }
 
-// handle acts on one message; a non-zero code closes the connection.
 // subscribePayload reports whether p is what graphql-transport-ws's
 // subscribe message must carry: an object whose query is a string and whose
 // operationName, variables and extensions, when present and not null, are a
@@ -344,6 +343,7 @@ func subscribePayload(p json.RawMessage) bool {
 	return is(v.OperationName, '"') && is(v.Variables, '{') && is(v.Extensions, '{')
 }
 
+// handle acts on one message; a non-zero code closes the connection.
 func (c *conn) handle(m message) (int, string) {
 	switch {
 	case m.Type == "connection_init":
