@@ -328,12 +328,7 @@ func (s *Service) amounts(ctx context.Context, in DepositInput, ref string) (amo
 				q.ID)
 		}
 		var f apperr.Fields
-		if in.Currency != nil && *in.Currency != q.ToCurrency {
-			f.Add("currency", "must be the quote's to_currency (%s) or absent", q.ToCurrency)
-		}
-		if to := money.FromMinor(q.ToAmount, money.Currency(q.ToCurrency)); in.Amount != nil && !in.Amount.Equal(to) {
-			f.Add("amount", "must be the quote's to_amount (%s) or absent", to)
-		}
+		rates.CheckBeside(q, in.Amount, in.Currency, &f)
 		if err := f.Err(); err != nil {
 			return amountRow{}, err
 		}

@@ -680,6 +680,19 @@ func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, er
 	return out, nil
 }
 
+// CheckBeside adds to f an amount or currency a request sent beside the
+// quote q (a cross withdrawal or deposit) that is not the quote's to_amount
+// or to_currency: the quote fixes what is paid, and anything else would be
+// silently ignored. Absent (nil) values are fine.
+func CheckBeside(q *ent.Quote, amount *decimal.Decimal, currency *string, f *apperr.Fields) {
+	if currency != nil && *currency != q.ToCurrency {
+		f.Add("currency", "must be the quote's to_currency (%s) or absent", q.ToCurrency)
+	}
+	if to := money.FromMinor(q.ToAmount, money.Currency(q.ToCurrency)); amount != nil && !amount.Equal(to) {
+		f.Add("amount", "must be the quote's to_amount (%s) or absent", to)
+	}
+}
+
 // Consume marks the quote reference used, exactly once, for a transaction of
 // transactionType (swap, deposit or withdrawal, any case); usedBy records the
 // consuming transaction's reference. It is one conditional UPDATE (used is

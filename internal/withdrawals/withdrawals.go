@@ -488,13 +488,7 @@ func (s *Service) checkQuote(q *ent.Quote, in Input) error {
 			Fields:  []apperr.FieldError{{Field: "rate_reference", Message: "must be a withdrawal quote whose to_currency is NGN or GHS"}}}
 	}
 	var f apperr.Fields
-	cur := money.Currency(q.ToCurrency)
-	if in.Currency != nil && *in.Currency != q.ToCurrency {
-		f.Add("currency", "must be the quote's to_currency (%s) or absent", q.ToCurrency)
-	}
-	if to := money.FromMinor(q.ToAmount, cur); in.Amount != nil && !in.Amount.Equal(to) {
-		f.Add("amount", "must be the quote's to_amount (%s) or absent", to)
-	}
+	rates.CheckBeside(q, in.Amount, in.Currency, &f)
 	validateBeneficiary(*in.Beneficiary, country, &f)
 	return f.With(s.checkBank(*in.Beneficiary, country))
 }
