@@ -40,11 +40,11 @@ func (o *Ops) listBalances(ctx context.Context, r *Request) (Result, error) {
 	}
 	if p.After != nil {
 		// A balances cursor names the last currency of the page before.
-		i := slices.IndexFunc(bs, func(b ledger.Balance) bool { return string(b.Currency) == p.After.ID })
-		if i < 0 {
+		if i := slices.IndexFunc(bs, func(b ledger.Balance) bool { return string(b.Currency) == p.After.ID }); i < 0 {
 			f.Add("cursor", "is not a cursor this service issued")
+		} else {
+			bs = bs[i+1:]
 		}
-		bs = bs[i+1:]
 	}
 	if err := f.Err(); err != nil {
 		return Result{}, err

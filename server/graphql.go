@@ -408,6 +408,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	err = store.Classify(err)
 	var ae *apperr.Error
 	var kind apperr.Kind
+	enumMsg := enumRefusal(err)
 	switch {
 	case errors.As(err, &ae):
 		kind = ae.Kind
@@ -423,13 +424,13 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 			// field is the argument's path below the operation's field.
 			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: ae.Message}})
 		}
-	case enumRefusal(err) != "":
+	case enumMsg != "":
 		// gqlparser lets a variable's enum value through whatever its case
 		// ("success"); gqlgen's generated code then refuses it with a plain
 		// error. It is the client's mistake all the same.
 		kind = apperr.Validation
 		if len(gerr.Path) > 1 {
-			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: enumRefusal(err)}})
+			setExt(gerr, "errors", []apperr.FieldError{{Field: argPath(gerr.Path[1:]), Message: enumMsg}})
 		}
 	case isGraphQLUserError(err, gerr):
 		kind = apperr.Validation

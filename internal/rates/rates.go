@@ -609,14 +609,14 @@ func (s *Service) price(row *ent.Pair, p pricing.Pair, side pricing.Side, tt, fi
 // and gives it a new lifetime from now. Expired quotes can be refreshed;
 // used ones cannot (RATE_USED).
 func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, error) {
-	if strings.TrimSpace(reference) == "" || validate.Text(reference) != "" {
-		var f apperr.Fields
-		if msg := validate.Text(reference); msg != "" {
-			f.Add("reference", "%s", msg)
-		} else {
-			f.Add("reference", "is required")
-		}
-		return nil, f.Err()
+	var f apperr.Fields
+	if msg := validate.Text(reference); msg != "" {
+		f.Add("reference", "%s", msg)
+	} else if strings.TrimSpace(reference) == "" {
+		f.Add("reference", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
 	}
 	t, ok := tenant.From(ctx)
 	if !ok {
