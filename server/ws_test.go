@@ -154,6 +154,9 @@ func TestRolledKeyClosesOpenSockets(t *testing.T) {
 			subs[proto] = subscribeWS(t, e, proto, m.TestSecret, query, nil)
 		}
 		otherSub := subscribeWS(t, e, "graphql-transport-ws", other.TestSecret, query, nil)
+		// A subscribe message is answered only by events: wait until the
+		// three are registered, or the first deposit could come before them.
+		servertest.Eventually(t, 10*time.Second, "the three subscriptions", func() bool { return e.App.Broker.Subscribers() == 3 })
 		idle := dialWS(t, e, "graphql-transport-ws", http.Header{"X-API-KEY": {m.TestSecret}})
 		if err := idle.WriteJSON(map[string]any{"type": "connection_init"}); err != nil {
 			t.Fatal(err)
