@@ -38,6 +38,8 @@ type DB struct {
 	read       *ent.Client
 	sqlW, sqlR *sql.DB
 	url        string
+	// captor builds statements without running them (Capture).
+	captor *ent.Client
 }
 
 // Open connects to rawURL: "postgres://..." or "sqlite:PATH".
@@ -67,7 +69,7 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 		return nil, fmt.Errorf("store: connect postgres %s: %w", redact(rawURL), err)
 	}
 	c := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
-	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL}, nil
+	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL, captor: newCaptor(dialect.Postgres)}, nil
 }
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
@@ -113,6 +115,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		write:   ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, w))),
 		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, r))),
 		sqlW:    w, sqlR: r, url: "sqlite:" + path,
+		captor: newCaptor(dialect.SQLite),
 	}, nil
 }
 

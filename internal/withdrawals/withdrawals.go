@@ -523,7 +523,11 @@ func beneficiaryString(b Beneficiary, country string) (string, error) {
 
 // insert writes the pending withdrawal; next_run_at now hands it to the
 // payout worker. A taken merchant reference surfaces from the unique index
-// (no read first: this is the hottest path).
+// (no read first: this is the hottest path). The row's INSERT is a prelude
+// of the transaction (store.Prelude): a keyed request's debit carries it
+// in its own round trip on PostgreSQL, after which a taken reference fails
+// the put-off statements and the request runs again inline, meeting it
+// here.
 func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantName string) (*ent.Transaction, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
@@ -538,27 +542,35 @@ func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantN
 		narration = *in.Narration
 	}
 	now := s.clock.Now()
-	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
-		SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
-		SetFromAmount(tm.from).SetFromCurrency(string(tm.fromCur)).
-		SetAmount(tm.amount).SetCurrency(string(tm.cur)).
-		SetAmountCharged(tm.charged).SetAmountSettled(tm.settled).
-		SetFee(tm.fee).SetFeeCurrency(string(tm.cur)).
-		SetFromParty(FromParty).SetToParty(ToParty).SetChannel(Channel).SetNarration(narration).
-		SetBeneficiary(ben).SetFeeBearer(feeBearer(in)).SetDestination(Destination).SetPaymentSlug(PaymentSlug).
-		SetFromMerchant(merchantName).
-		// settled_at is when the merchant's balance was charged; success
-		// moves it to when the beneficiary was paid.
-		SetSettledAt(now).
-		SetNextRunAt(now).
-		SetCreatedAt(now).SetUpdatedAt(now)
-	if q := tm.quote; q != nil {
-		create.SetToAmount(q.ToAmount).SetToCurrency(q.ToCurrency).SetTrxRate(q.Rate).SetRateID(q.ID)
+	var t *ent.Transaction
+	st, err := s.db.Capture(ctx, func(ctx context.Context, c *ent.Client) error {
+		create := c.Transaction.Create().SetID(id.String()).SetReference(ref).
+			SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
+			SetFromAmount(tm.from).SetFromCurrency(string(tm.fromCur)).
+			SetAmount(tm.amount).SetCurrency(string(tm.cur)).
+			SetAmountCharged(tm.charged).SetAmountSettled(tm.settled).
+			SetFee(tm.fee).SetFeeCurrency(string(tm.cur)).
+			SetFromParty(FromParty).SetToParty(ToParty).SetChannel(Channel).SetNarration(narration).
+			SetBeneficiary(ben).SetFeeBearer(feeBearer(in)).SetDestination(Destination).SetPaymentSlug(PaymentSlug).
+			SetFromMerchant(merchantName).
+			// settled_at is when the merchant's balance was charged; success
+			// moves it to when the beneficiary was paid.
+			SetSettledAt(now).
+			SetNextRunAt(now).
+			SetCreatedAt(now).SetUpdatedAt(now)
+		if q := tm.quote; q != nil {
+			create.SetToAmount(q.ToAmount).SetToCurrency(q.ToCurrency).SetTrxRate(q.Rate).SetRateID(q.ID)
+		}
+		if in.Reference != nil {
+			create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
+		}
+		var err error
+		t, err = create.Save(ctx)
+		return err
+	})
+	if err == nil {
+		err = store.Prelude(ctx, st)
 	}
-	if in.Reference != nil {
-		create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
-	}
-	t, err := create.Save(ctx)
 	if in.Reference != nil && store.IsUniqueViolation(err) {
 		return nil, transactions.DuplicateReference(*in.Reference)
 	}
