@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/migrate"
 
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -43,6 +44,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// BalanceSlot is the client for interacting with the BalanceSlot builders.
+	BalanceSlot *BalanceSlotClient
 	// CryptoPayEnrolment is the client for interacting with the CryptoPayEnrolment builders.
 	CryptoPayEnrolment *CryptoPayEnrolmentClient
 	// EmailNotification is the client for interacting with the EmailNotification builders.
@@ -87,6 +90,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.BalanceSlot = NewBalanceSlotClient(c.config)
 	c.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(c.config)
 	c.EmailNotification = NewEmailNotificationClient(c.config)
 	c.Event = NewEventClient(c.config)
@@ -196,6 +200,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:                ctx,
 		config:             cfg,
 		APIKey:             NewAPIKeyClient(cfg),
+		BalanceSlot:        NewBalanceSlotClient(cfg),
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
@@ -232,6 +237,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:                ctx,
 		config:             cfg,
 		APIKey:             NewAPIKeyClient(cfg),
+		BalanceSlot:        NewBalanceSlotClient(cfg),
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
@@ -277,8 +283,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.CryptoPayEnrolment, c.EmailNotification, c.Event, c.FiatAccount,
-		c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
+		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
+		c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
 		c.MerchantPair, c.Pair, c.Quote, c.Transaction, c.Wallet, c.WebhookAttempt,
 		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
@@ -290,8 +296,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.CryptoPayEnrolment, c.EmailNotification, c.Event, c.FiatAccount,
-		c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
+		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
+		c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
 		c.MerchantPair, c.Pair, c.Quote, c.Transaction, c.Wallet, c.WebhookAttempt,
 		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
@@ -304,6 +310,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *BalanceSlotMutation:
+		return c.BalanceSlot.mutate(ctx, m)
 	case *CryptoPayEnrolmentMutation:
 		return c.CryptoPayEnrolment.mutate(ctx, m)
 	case *EmailNotificationMutation:
@@ -471,6 +479,139 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// BalanceSlotClient is a client for the BalanceSlot schema.
+type BalanceSlotClient struct {
+	config
+}
+
+// NewBalanceSlotClient returns a client for the BalanceSlot from the given config.
+func NewBalanceSlotClient(c config) *BalanceSlotClient {
+	return &BalanceSlotClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `balanceslot.Hooks(f(g(h())))`.
+func (c *BalanceSlotClient) Use(hooks ...Hook) {
+	c.hooks.BalanceSlot = append(c.hooks.BalanceSlot, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `balanceslot.Intercept(f(g(h())))`.
+func (c *BalanceSlotClient) Intercept(interceptors ...Interceptor) {
+	c.inters.BalanceSlot = append(c.inters.BalanceSlot, interceptors...)
+}
+
+// Create returns a builder for creating a BalanceSlot entity.
+func (c *BalanceSlotClient) Create() *BalanceSlotCreate {
+	mutation := newBalanceSlotMutation(c.config, OpCreate)
+	return &BalanceSlotCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of BalanceSlot entities.
+func (c *BalanceSlotClient) CreateBulk(builders ...*BalanceSlotCreate) *BalanceSlotCreateBulk {
+	return &BalanceSlotCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BalanceSlotClient) MapCreateBulk(slice any, setFunc func(*BalanceSlotCreate, int)) *BalanceSlotCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BalanceSlotCreateBulk{err: fmt.Errorf("calling to BalanceSlotClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BalanceSlotCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BalanceSlotCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for BalanceSlot.
+func (c *BalanceSlotClient) Update() *BalanceSlotUpdate {
+	mutation := newBalanceSlotMutation(c.config, OpUpdate)
+	return &BalanceSlotUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BalanceSlotClient) UpdateOne(_m *BalanceSlot) *BalanceSlotUpdateOne {
+	mutation := newBalanceSlotMutation(c.config, OpUpdateOne, withBalanceSlot(_m))
+	return &BalanceSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BalanceSlotClient) UpdateOneID(id string) *BalanceSlotUpdateOne {
+	mutation := newBalanceSlotMutation(c.config, OpUpdateOne, withBalanceSlotID(id))
+	return &BalanceSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for BalanceSlot.
+func (c *BalanceSlotClient) Delete() *BalanceSlotDelete {
+	mutation := newBalanceSlotMutation(c.config, OpDelete)
+	return &BalanceSlotDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BalanceSlotClient) DeleteOne(_m *BalanceSlot) *BalanceSlotDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BalanceSlotClient) DeleteOneID(id string) *BalanceSlotDeleteOne {
+	builder := c.Delete().Where(balanceslot.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BalanceSlotDeleteOne{builder}
+}
+
+// Query returns a query builder for BalanceSlot.
+func (c *BalanceSlotClient) Query() *BalanceSlotQuery {
+	return &BalanceSlotQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBalanceSlot},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a BalanceSlot entity by its id.
+func (c *BalanceSlotClient) Get(ctx context.Context, id string) (*BalanceSlot, error) {
+	return c.Query().Where(balanceslot.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BalanceSlotClient) GetX(ctx context.Context, id string) *BalanceSlot {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *BalanceSlotClient) Hooks() []Hook {
+	return c.hooks.BalanceSlot
+}
+
+// Interceptors returns the client interceptors.
+func (c *BalanceSlotClient) Interceptors() []Interceptor {
+	return c.inters.BalanceSlot
+}
+
+func (c *BalanceSlotClient) mutate(ctx context.Context, m *BalanceSlotMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BalanceSlotCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BalanceSlotUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BalanceSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BalanceSlotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown BalanceSlot mutation op: %q", m.Op())
 	}
 }
 
@@ -2625,13 +2766,13 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
 		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
 		Quote, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
 		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
 		Quote, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -90,6 +91,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:             apikey.ValidColumn,
+			balanceslot.Table:        balanceslot.ValidColumn,
 			cryptopayenrolment.Table: cryptopayenrolment.ValidColumn,
 			emailnotification.Table:  emailnotification.ValidColumn,
 			event.Table:              event.ValidColumn,

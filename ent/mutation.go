@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -43,6 +44,7 @@ const (
 
 	// Node types.
 	TypeAPIKey             = "APIKey"
+	TypeBalanceSlot        = "BalanceSlot"
 	TypeCryptoPayEnrolment = "CryptoPayEnrolment"
 	TypeEmailNotification  = "EmailNotification"
 	TypeEvent              = "Event"
@@ -791,6 +793,482 @@ func (m *APIKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *APIKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown APIKey edge %s", name)
+}
+
+// BalanceSlotMutation represents an operation that mutates the BalanceSlot nodes in the graph.
+type BalanceSlotMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	account_id    *string
+	available     *int64
+	addavailable  *int64
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*BalanceSlot, error)
+	predicates    []predicate.BalanceSlot
+}
+
+var _ ent.Mutation = (*BalanceSlotMutation)(nil)
+
+// balanceslotOption allows management of the mutation configuration using functional options.
+type balanceslotOption func(*BalanceSlotMutation)
+
+// newBalanceSlotMutation creates new mutation for the BalanceSlot entity.
+func newBalanceSlotMutation(c config, op Op, opts ...balanceslotOption) *BalanceSlotMutation {
+	m := &BalanceSlotMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBalanceSlot,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBalanceSlotID sets the ID field of the mutation.
+func withBalanceSlotID(id string) balanceslotOption {
+	return func(m *BalanceSlotMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *BalanceSlot
+		)
+		m.oldValue = func(ctx context.Context) (*BalanceSlot, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().BalanceSlot.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBalanceSlot sets the old BalanceSlot of the mutation.
+func withBalanceSlot(node *BalanceSlot) balanceslotOption {
+	return func(m *BalanceSlotMutation) {
+		m.oldValue = func(context.Context) (*BalanceSlot, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BalanceSlotMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BalanceSlotMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of BalanceSlot entities.
+func (m *BalanceSlotMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BalanceSlotMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BalanceSlotMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().BalanceSlot.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAccountID sets the "account_id" field.
+func (m *BalanceSlotMutation) SetAccountID(s string) {
+	m.account_id = &s
+}
+
+// AccountID returns the value of the "account_id" field in the mutation.
+func (m *BalanceSlotMutation) AccountID() (r string, exists bool) {
+	v := m.account_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccountID returns the old "account_id" field's value of the BalanceSlot entity.
+// If the BalanceSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BalanceSlotMutation) OldAccountID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccountID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccountID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccountID: %w", err)
+	}
+	return oldValue.AccountID, nil
+}
+
+// ResetAccountID resets all changes to the "account_id" field.
+func (m *BalanceSlotMutation) ResetAccountID() {
+	m.account_id = nil
+}
+
+// SetAvailable sets the "available" field.
+func (m *BalanceSlotMutation) SetAvailable(i int64) {
+	m.available = &i
+	m.addavailable = nil
+}
+
+// Available returns the value of the "available" field in the mutation.
+func (m *BalanceSlotMutation) Available() (r int64, exists bool) {
+	v := m.available
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailable returns the old "available" field's value of the BalanceSlot entity.
+// If the BalanceSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BalanceSlotMutation) OldAvailable(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailable: %w", err)
+	}
+	return oldValue.Available, nil
+}
+
+// AddAvailable adds i to the "available" field.
+func (m *BalanceSlotMutation) AddAvailable(i int64) {
+	if m.addavailable != nil {
+		*m.addavailable += i
+	} else {
+		m.addavailable = &i
+	}
+}
+
+// AddedAvailable returns the value that was added to the "available" field in this mutation.
+func (m *BalanceSlotMutation) AddedAvailable() (r int64, exists bool) {
+	v := m.addavailable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAvailable resets all changes to the "available" field.
+func (m *BalanceSlotMutation) ResetAvailable() {
+	m.available = nil
+	m.addavailable = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *BalanceSlotMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *BalanceSlotMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the BalanceSlot entity.
+// If the BalanceSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BalanceSlotMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *BalanceSlotMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the BalanceSlotMutation builder.
+func (m *BalanceSlotMutation) Where(ps ...predicate.BalanceSlot) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BalanceSlotMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BalanceSlotMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.BalanceSlot, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BalanceSlotMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BalanceSlotMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (BalanceSlot).
+func (m *BalanceSlotMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BalanceSlotMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.account_id != nil {
+		fields = append(fields, balanceslot.FieldAccountID)
+	}
+	if m.available != nil {
+		fields = append(fields, balanceslot.FieldAvailable)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, balanceslot.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BalanceSlotMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case balanceslot.FieldAccountID:
+		return m.AccountID()
+	case balanceslot.FieldAvailable:
+		return m.Available()
+	case balanceslot.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BalanceSlotMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case balanceslot.FieldAccountID:
+		return m.OldAccountID(ctx)
+	case balanceslot.FieldAvailable:
+		return m.OldAvailable(ctx)
+	case balanceslot.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown BalanceSlot field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BalanceSlotMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case balanceslot.FieldAccountID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccountID(v)
+		return nil
+	case balanceslot.FieldAvailable:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailable(v)
+		return nil
+	case balanceslot.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BalanceSlot field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BalanceSlotMutation) AddedFields() []string {
+	var fields []string
+	if m.addavailable != nil {
+		fields = append(fields, balanceslot.FieldAvailable)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BalanceSlotMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case balanceslot.FieldAvailable:
+		return m.AddedAvailable()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BalanceSlotMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case balanceslot.FieldAvailable:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAvailable(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BalanceSlot numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BalanceSlotMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BalanceSlotMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BalanceSlotMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown BalanceSlot nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BalanceSlotMutation) ResetField(name string) error {
+	switch name {
+	case balanceslot.FieldAccountID:
+		m.ResetAccountID()
+		return nil
+	case balanceslot.FieldAvailable:
+		m.ResetAvailable()
+		return nil
+	case balanceslot.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BalanceSlot field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BalanceSlotMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BalanceSlotMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BalanceSlotMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BalanceSlotMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BalanceSlotMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BalanceSlotMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BalanceSlotMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown BalanceSlot unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BalanceSlotMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown BalanceSlot edge %s", name)
 }
 
 // CryptoPayEnrolmentMutation represents an operation that mutates the CryptoPayEnrolment nodes in the graph.

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// BalanceSlot is the client for interacting with the BalanceSlot builders.
+	BalanceSlot *BalanceSlotClient
 	// CryptoPayEnrolment is the client for interacting with the CryptoPayEnrolment builders.
 	CryptoPayEnrolment *CryptoPayEnrolmentClient
 	// EmailNotification is the client for interacting with the EmailNotification builders.
@@ -180,6 +182,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.BalanceSlot = NewBalanceSlotClient(tx.config)
 	tx.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(tx.config)
 	tx.EmailNotification = NewEmailNotificationClient(tx.config)
 	tx.Event = NewEventClient(tx.config)

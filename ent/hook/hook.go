@@ -20,6 +20,18 @@ func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
 }
 
+// The BalanceSlotFunc type is an adapter to allow the use of ordinary
+// function as BalanceSlot mutator.
+type BalanceSlotFunc func(context.Context, *ent.BalanceSlotMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BalanceSlotFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BalanceSlotMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BalanceSlotMutation", m)
+}
+
 // The CryptoPayEnrolmentFunc type is an adapter to allow the use of ordinary
 // function as CryptoPayEnrolment mutator.
 type CryptoPayEnrolmentFunc func(context.Context, *ent.CryptoPayEnrolmentMutation) (ent.Value, error)

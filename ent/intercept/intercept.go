@@ -8,6 +8,7 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -110,6 +111,33 @@ func (f TraverseAPIKey) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIKeyQuery", q)
+}
+
+// The BalanceSlotFunc type is an adapter to allow the use of ordinary function as a Querier.
+type BalanceSlotFunc func(context.Context, *ent.BalanceSlotQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f BalanceSlotFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.BalanceSlotQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.BalanceSlotQuery", q)
+}
+
+// The TraverseBalanceSlot type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseBalanceSlot func(context.Context, *ent.BalanceSlotQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseBalanceSlot) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseBalanceSlot) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.BalanceSlotQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.BalanceSlotQuery", q)
 }
 
 // The CryptoPayEnrolmentFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -549,6 +577,8 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
+	case *ent.BalanceSlotQuery:
+		return &query[*ent.BalanceSlotQuery, predicate.BalanceSlot, balanceslot.OrderOption]{typ: ent.TypeBalanceSlot, tq: q}, nil
 	case *ent.CryptoPayEnrolmentQuery:
 		return &query[*ent.CryptoPayEnrolmentQuery, predicate.CryptoPayEnrolment, cryptopayenrolment.OrderOption]{typ: ent.TypeCryptoPayEnrolment, tq: q}, nil
 	case *ent.EmailNotificationQuery:

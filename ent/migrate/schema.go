@@ -34,6 +34,26 @@ var (
 			},
 		},
 	}
+	// BalanceSlotsColumns holds the columns for the "balance_slots" table.
+	BalanceSlotsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "account_id", Type: field.TypeString},
+		{Name: "available", Type: field.TypeInt64, Default: 0},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// BalanceSlotsTable holds the schema information for the "balance_slots" table.
+	BalanceSlotsTable = &schema.Table{
+		Name:       "balance_slots",
+		Columns:    BalanceSlotsColumns,
+		PrimaryKey: []*schema.Column{BalanceSlotsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "balanceslot_account_id",
+				Unique:  false,
+				Columns: []*schema.Column{BalanceSlotsColumns[1]},
+			},
+		},
+	}
 	// CryptoPayEnrolmentsColumns holds the columns for the "crypto_pay_enrolments" table.
 	CryptoPayEnrolmentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -573,6 +593,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		BalanceSlotsTable,
 		CryptoPayEnrolmentsTable,
 		EmailNotificationsTable,
 		EventsTable,
@@ -593,6 +614,10 @@ var (
 )
 
 func init() {
+	BalanceSlotsTable.Annotation = &entsql.Annotation{}
+	BalanceSlotsTable.Annotation.Checks = map[string]string{
+		"balance_slots_nonnegative": "available >= 0",
+	}
 	CryptoPayEnrolmentsTable.Annotation = &entsql.Annotation{
 		Table: "crypto_pay_enrolments",
 	}

@@ -9,6 +9,9 @@ import (
 // APIKey is the predicate function for apikey builders.
 type APIKey func(*sql.Selector)
 
+// BalanceSlot is the predicate function for balanceslot builders.
+type BalanceSlot func(*sql.Selector)
+
 // CryptoPayEnrolment is the predicate function for cryptopayenrolment builders.
 type CryptoPayEnrolment func(*sql.Selector)
 

@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"merchantpay/ent/apikey"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -46,6 +47,16 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	apikey.IDValidator = apikeyDescID.Validators[0].(func(string) error)
+	balanceslotFields := schema.BalanceSlot{}.Fields()
+	_ = balanceslotFields
+	// balanceslotDescAvailable is the schema descriptor for available field.
+	balanceslotDescAvailable := balanceslotFields[2].Descriptor()
+	// balanceslot.DefaultAvailable holds the default value on creation for the available field.
+	balanceslot.DefaultAvailable = balanceslotDescAvailable.Default.(int64)
+	// balanceslotDescID is the schema descriptor for id field.
+	balanceslotDescID := balanceslotFields[0].Descriptor()
+	// balanceslot.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	balanceslot.IDValidator = balanceslotDescID.Validators[0].(func(string) error)
 	cryptopayenrolmentMixin := schema.CryptoPayEnrolment{}.Mixin()
 	cryptopayenrolmentMixinHooks0 := cryptopayenrolmentMixin[0].Hooks()
 	cryptopayenrolment.Hooks[0] = cryptopayenrolmentMixinHooks0[0]

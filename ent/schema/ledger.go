@@ -65,3 +65,28 @@ func (LedgerEntry) Fields() []ent.Field {
 func (LedgerEntry) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("account_id"), index.Fields("posting_id", "seq").Unique()}
 }
+
+// BalanceSlot holds part of a merchant's available balance, so that
+// concurrent payouts of one balance debit different rows instead of
+// queueing for one (see the ledger package). An account's available
+// balance is its own column plus the sum of its slots.
+type BalanceSlot struct{ ent.Schema }
+
+func (BalanceSlot) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty().Comment("<account id>#<n>"),
+		field.String("account_id").Immutable(),
+		field.Int64("available").Default(0),
+		field.Time("updated_at"),
+	}
+}
+
+func (BalanceSlot) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Checks(map[string]string{
+		"balance_slots_nonnegative": "available >= 0",
+	})}
+}
+
+func (BalanceSlot) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("account_id")}
+}

@@ -106,7 +106,7 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		// debit): its answer, rendered before, is wrong. Run the request
 		// again with nothing put off, so that the handler meets the error
 		// and answers it.
-		resp, replayed, err = s.once(ctx, req, slot, h, false)
+		resp, replayed, err = s.once(store.WithRerun(ctx), req, slot, h, false)
 	}
 	return resp, replayed, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"merchantpay/ent"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/ledgeraccount"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/money"
@@ -25,9 +26,42 @@ type Balance struct {
 	UpdatedAt *time.Time
 }
 
-func balanceOf(a *ent.LedgerAccount) Balance {
+// balanceOf is the balance of account a with its slots: their sum cannot
+// pass an int64 (raise keeps it within one).
+func balanceOf(a *ent.LedgerAccount, slots []*ent.BalanceSlot) Balance {
 	t := a.UpdatedAt
-	return Balance{Currency: money.Currency(a.Currency), Available: a.Available, Pending: a.Pending, UpdatedAt: &t}
+	b := Balance{Currency: money.Currency(a.Currency), Available: a.Available, Pending: a.Pending, UpdatedAt: &t}
+	for _, s := range slots {
+		b.Available += s.Available
+		if s.UpdatedAt.After(*b.UpdatedAt) {
+			t := s.UpdatedAt
+			b.UpdatedAt = &t
+		}
+	}
+	return b
+}
+
+// read reads the account id and its slots, locking them in that order
+// with lock (PostgreSQL); ent's NotFoundError when there is no account.
+func (s *Service) read(ctx context.Context, c *ent.Client, id string, lock bool) (*ent.LedgerAccount, []*ent.BalanceSlot, error) {
+	q := c.LedgerAccount.Query().Where(ledgeraccount.ID(id))
+	sq := c.BalanceSlot.Query().Where(balanceslot.AccountID(id)).Order(ent.Asc(balanceslot.FieldID))
+	if lock {
+		q.ForUpdate()
+		sq.ForUpdate()
+	}
+	acc, err := q.Only(ctx)
+	if err != nil {
+		if ent.IsNotFound(err) {
+			return nil, nil, err
+		}
+		return nil, nil, store.Classify(fmt.Errorf("ledger: read %s: %w", id, err))
+	}
+	slots, err := sq.All(ctx)
+	if err != nil {
+		return nil, nil, store.Classify(fmt.Errorf("ledger: read the slots of %s: %w", id, err))
+	}
+	return acc, slots, nil
 }
 
 func tenantOf(ctx context.Context) (tenant.Tenant, error) {
@@ -52,13 +86,25 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
 	}
 	have := make(map[money.Currency]*ent.LedgerAccount, len(rows))
-	for _, r := range rows {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
 		have[money.Currency(r.Currency)] = r
+		ids[i] = r.ID
+	}
+	slots := map[string][]*ent.BalanceSlot{}
+	if len(ids) > 0 {
+		all, err := s.db.Client(ctx).BalanceSlot.Query().Where(balanceslot.AccountIDIn(ids...)).All(ctx)
+		if err != nil {
+			return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
+		}
+		for _, sl := range all {
+			slots[sl.AccountID] = append(slots[sl.AccountID], sl)
+		}
 	}
 	out := make([]Balance, 0, len(money.All()))
 	for _, c := range money.All() {
 		if r := have[c]; r != nil {
-			out = append(out, balanceOf(r))
+			out = append(out, balanceOf(r, slots[r.ID]))
 		} else {
 			out = append(out, Balance{Currency: c})
 		}
@@ -73,14 +119,14 @@ func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error
 	if err != nil {
 		return Balance{}, err
 	}
-	r, err := s.db.Client(ctx).LedgerAccount.Get(ctx, MerchantAccount(t, c).ID())
+	r, slots, err := s.read(ctx, s.db.Client(ctx), MerchantAccount(t, c).ID(), false)
 	if ent.IsNotFound(err) {
 		return Balance{Currency: c}, nil
 	}
 	if err != nil {
-		return Balance{}, store.Classify(fmt.Errorf("ledger: balance: %w", err))
+		return Balance{}, err
 	}
-	return balanceOf(r), nil
+	return balanceOf(r, slots), nil
 }
 
 // ValidateFund checks a sandbox funding request (CONTRACT 3) and records

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"merchantpay/internal/money"
 	"merchantpay/internal/store"
@@ -19,8 +21,10 @@ const maxViolations = 20
 // every violation found (up to a bound), each wrapping ErrInvariant:
 //   - the entries of every posting sum to zero per currency;
 //   - every entry names a well-formed account in its own currency and bucket;
-//   - every tracking account's available and pending equal the sums of its
-//     entries per bucket, and neither is below zero;
+//   - every tracking account's available (its row's and its slots') and
+//     pending equal the sums of its entries per bucket, and neither its row
+//     nor a slot is below zero;
+//   - every slot belongs to a merchant's account and is named after it;
 //   - every entry of a tracking account has its account row;
 //   - the service's own accounts keep no stored balance.
 //
@@ -97,6 +101,21 @@ func Check(ctx context.Context, db *store.DB) error {
 	if err != nil {
 		return fmt.Errorf("ledger check: %w", store.Classify(err))
 	}
+	slots, err := c.BalanceSlot.Query().All(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger check: %w", store.Classify(err))
+	}
+	inSlots := map[string]int64{}
+	for _, sl := range slots {
+		n, err := strconv.Atoi(strings.TrimPrefix(sl.ID, sl.AccountID+"#"))
+		if err != nil || sl.ID != slotID(sl.AccountID, n) || n < 1 || n > Slots {
+			fail("slot %s is not named after its account %s", sl.ID, sl.AccountID)
+		}
+		if sl.Available < 0 {
+			fail("slot %s is below zero: %d", sl.ID, sl.Available)
+		}
+		inSlots[sl.AccountID] += sl.Available
+	}
 	seen := make(map[string]bool, len(accounts))
 	for _, a := range accounts {
 		seen[a.ID] = true
@@ -112,8 +131,8 @@ func Check(ctx context.Context, db *store.DB) error {
 			fail("account %s: tracks_balance is %v", a.ID, a.TracksBalance)
 		}
 		if !a.TracksBalance {
-			if a.Available != 0 || a.Pending != 0 {
-				fail("system account %s has a stored balance (%d, %d)", a.ID, a.Available, a.Pending)
+			if a.Available != 0 || a.Pending != 0 || inSlots[a.ID] != 0 {
+				fail("system account %s has a stored balance (%d, %d, %d in slots)", a.ID, a.Available, a.Pending, inSlots[a.ID])
 			}
 			continue
 		}
@@ -121,14 +140,19 @@ func Check(ctx context.Context, db *store.DB) error {
 		if s == nil {
 			s = &sums{}
 		}
-		if a.Available != s.available {
-			fail("account %s: available %d, entries sum to %d", a.ID, a.Available, s.available)
+		if a.Available+inSlots[a.ID] != s.available {
+			fail("account %s: available %d, entries sum to %d (its slots hold %d)", a.ID, a.Available+inSlots[a.ID], s.available, inSlots[a.ID])
 		}
 		if a.Pending != s.pending {
 			fail("account %s: pending %d, entries sum to %d", a.ID, a.Pending, s.pending)
 		}
 		if a.Available < 0 || a.Pending < 0 {
 			fail("account %s is below zero: available %d, pending %d", a.ID, a.Available, a.Pending)
+		}
+	}
+	for _, sl := range slots {
+		if !seen[sl.AccountID] {
+			fail("slot %s has no account row", sl.ID)
 		}
 	}
 	for id := range byAccount {

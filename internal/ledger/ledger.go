@@ -6,22 +6,42 @@
 // and it cannot overdraw under any concurrency on SQLite or PostgreSQL. The
 // service's own accounts keep no stored balance (see Account.TracksBalance).
 // Corrections are reversals, never edits.
+//
+// Slots. Every payout of a merchant in one currency debits the same
+// balance, and a row's lock is held until the commit: one row would queue
+// all of them. On PostgreSQL a payout's debit (a Posting marked Last) made
+// in a keyed request's last round trip (it carries the request's
+// preludes) therefore takes its amount from one of Slots rows
+// (BalanceSlot) that hold parts of the available balance, picked in turn;
+// an account's available balance is its row's column plus its slots. A
+// slot that cannot cover the debit fails the transaction, and the request
+// runs again (idem, store.Rerun): that run locks the row and every slot
+// (rebalance), refuses only when their sum falls short, and spreads what
+// is left evenly over them again. Every other change works on the
+// account's row: a payout's debit outside a keyed request spreads the
+// balance when the row falls short, any other decrease gathers the slots
+// into the row. Rows are locked in one order: accounts by id, and within
+// an account its row before its slots, by id. A transaction that takes a
+// slot takes nothing after it and never waits while holding it.
 package ledger
 
 import (
 	"context"
+	stdsql "database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
+	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/ledgeraccount"
 	"merchantpay/ent/ledgerentry"
 	"merchantpay/internal/apperr"
@@ -69,16 +89,35 @@ type Posting struct {
 	Entries        []Entry
 	// CreatedAt is set by Post from the clock.
 	CreatedAt time.Time
+	// Last promises that the transaction changes no balance after this
+	// posting (a withdrawal's debit): on PostgreSQL, a posting whose one
+	// balance change lowers a merchant's available balance may then take
+	// it from one of the balance's slots (see the package comment).
+	Last bool
 }
+
+// Slots is how many slot rows a merchant's available balance may be
+// spread over, besides its account's row.
+const Slots = 8
+
+// slotID is the id of an account's slot n (1 to Slots); ids sort in slot
+// order.
+func slotID(accountID string, n int) string { return accountID + "#" + strconv.Itoa(n) }
 
 // Service posts to the ledger and reads balances.
 type Service struct {
 	db    *store.DB
 	clock clock.Clock
+	// turn picks the slot of the next payout's debit.
+	turn atomic.Uint32
 }
 
 // New returns the ledger.
 func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
+
+// nextSlot is the slot of the next payout's debit: in turn, so that
+// concurrent payouts of one balance take different rows.
+func (s *Service) nextSlot() int { return int(s.turn.Add(1)%Slots) + 1 }
 
 // delta is the net change of one tracking account in one posting.
 type delta struct {
@@ -208,8 +247,11 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 		for _, p := range out {
 			entries += len(p.Entries)
 		}
-		if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
-			return s.postAndLower(ctx, c, out, entries, d, now)
+		d := onlyLower(plans)
+		// A payout's debit (see the package comment).
+		payout := d != nil && s.db.IsPostgres() && len(out) == 1 && out[0].Last && d.acct.Kind == Main && d.pending == 0
+		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !(payout && store.Rerun(ctx)) {
+			return s.postAndLower(ctx, c, out, entries, d, now, payout)
 		}
 		var rows []*ent.LedgerEntryCreate
 		for i := range out {
@@ -247,6 +289,14 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 				}
 				continue
 			}
+			if payout {
+				// Run again after its slot fell short: spread the
+				// balance over the slots again.
+				if err := s.rebalance(ctx, c, d, now, true); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := s.lower(ctx, c, d, now); err != nil {
 				return err
 			}
@@ -266,10 +316,22 @@ func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.T
 	if err := s.fits(ctx, c, d); err != nil {
 		return err
 	}
+	conflict := []sql.ConflictOption{sql.ConflictColumns(ledgeraccount.FieldID)}
+	if s.db.IsPostgres() && d.available > 0 {
+		// The row's own column cannot pass an int64 (PostgreSQL refuses
+		// it); with its slots the balance could, so the update is made
+		// only while the whole balance stays within one.
+		conflict = append(conflict, sql.UpdateWhere(sql.P(func(b *sql.Builder) {
+			b.WriteString(ledgeraccount.Table + "." + ledgeraccount.FieldAvailable + " + ").Arg(d.available).
+				WriteString(" + COALESCE((SELECT SUM(s." + balanceslot.FieldAvailable + ") FROM " + balanceslot.Table +
+					" AS s WHERE s." + balanceslot.FieldAccountID + " = " + ledgeraccount.Table + "." + ledgeraccount.FieldID +
+					"), 0) <= " + strconv.FormatInt(math.MaxInt64, 10))
+		})))
+	}
 	err := c.LedgerAccount.Create().SetID(a.ID()).SetOwner(a.Owner).SetMode(a.Mode).
 		SetCurrency(string(a.Currency)).SetKind(string(a.Kind)).SetTracksBalance(true).
 		SetAvailable(d.available).SetPending(d.pending).SetCreatedAt(now).SetUpdatedAt(now).
-		OnConflict(sql.ConflictColumns(ledgeraccount.FieldID)).
+		OnConflict(conflict...).
 		Update(func(u *ent.LedgerAccountUpsert) {
 			if d.available != 0 {
 				u.AddAvailable(d.available)
@@ -280,8 +342,8 @@ func (s *Service) raise(ctx context.Context, c *ent.Client, d *delta, now time.T
 			u.SetUpdatedAt(now)
 		}).Exec(ctx)
 	if err != nil {
-		if store.IsOutOfRange(err) {
-			return balanceLimit(a.Currency)
+		if store.IsOutOfRange(err) || errors.Is(err, stdsql.ErrNoRows) {
+			return balanceLimit(a.Currency) // no row: the update's condition refused
 		}
 		return store.Classify(fmt.Errorf("ledger: credit %s: %w", a.ID(), err))
 	}
@@ -351,20 +413,70 @@ func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.T
 	if n == 1 {
 		return nil
 	}
-	return shortfall(ctx, c, d)
+	return s.rebalance(ctx, c, d, now, false)
 }
 
-// shortfall is the error of a decrease d that its account could not cover
-// (the conditional update matched no row): it reads the balance to say
-// how short it is.
-func shortfall(ctx context.Context, c *ent.Client, d *delta) error {
+// rebalance applies d, a decrease that the account's row (or, spreading,
+// the slot a payout picked) could not cover, to the whole balance: it
+// locks the row and then every slot (PostgreSQL; SQLite has one writer),
+// and refuses with InsufficientBalance when their sum does not cover d.
+// Otherwise what is left of the available balance goes back spread evenly
+// over the row and Slots slots (a payout's debit, so that the next ones
+// find their slots funded), or gathered into the row (every other change).
+func (s *Service) rebalance(ctx context.Context, c *ent.Client, d *delta, now time.Time, spread bool) error {
 	a := d.acct
-	var have Balance
-	if acc, err := c.LedgerAccount.Get(ctx, a.ID()); err == nil {
-		have = balanceOf(acc)
-	} else if !ent.IsNotFound(err) {
-		return store.Classify(fmt.Errorf("ledger: read %s: %w", a.ID(), err))
+	acc, slots, err := s.read(ctx, c, a.ID(), s.db.IsPostgres())
+	if ent.IsNotFound(err) {
+		return shortfall(d, Balance{Currency: a.Currency}) // a currency never held
 	}
+	if err != nil {
+		return err
+	}
+	have := balanceOf(acc, slots)
+	if (d.available < 0 && have.Available < -d.available) || (d.pending < 0 && have.Pending < -d.pending) {
+		return shortfall(d, have)
+	}
+	rest, ok := add(have.Available, d.available)
+	if !ok {
+		return balanceLimit(a.Currency) // pending made available
+	}
+	own, share := rest, int64(0)
+	if spread {
+		share = rest / (Slots + 1)
+		own = rest - Slots*share
+	}
+	n, err := c.LedgerAccount.Update().Where(ledgeraccount.ID(a.ID())).
+		SetAvailable(own).AddPending(d.pending).SetUpdatedAt(now).Save(ctx)
+	if err == nil && n != 1 {
+		err = fmt.Errorf("updated %d rows", n)
+	}
+	if err != nil {
+		return store.Classify(fmt.Errorf("ledger: rebalance %s: %w", a.ID(), err))
+	}
+	if !spread {
+		if have.Available != acc.Available { // something sat in the slots
+			err = c.BalanceSlot.Update().Where(balanceslot.AccountID(a.ID()), balanceslot.AvailableNEQ(0)).
+				SetAvailable(0).SetUpdatedAt(now).Exec(ctx)
+		}
+	} else {
+		rows := make([]*ent.BalanceSlotCreate, Slots)
+		for i := range rows {
+			rows[i] = c.BalanceSlot.Create().SetID(slotID(a.ID(), i+1)).SetAccountID(a.ID()).
+				SetAvailable(share).SetUpdatedAt(now)
+		}
+		err = c.BalanceSlot.CreateBulk(rows...).OnConflict(sql.ConflictColumns(balanceslot.FieldID)).
+			Update(func(u *ent.BalanceSlotUpsert) { u.UpdateAvailable().UpdateUpdatedAt() }).Exec(ctx)
+	}
+	if err != nil {
+		return store.Classify(fmt.Errorf("ledger: rebalance %s: %w", a.ID(), err))
+	}
+	return nil
+}
+
+// shortfall is the error of a decrease d that the balance have does not
+// cover.
+func shortfall(d *delta, have Balance) error {
+	a := d.acct
 	cur := a.Currency
 	if d.available < 0 && have.Available < -d.available {
 		return apperr.New(apperr.InsufficientBalance, "insufficient balance: %s %s available, %s %s needed",
@@ -405,9 +517,19 @@ func onlyLower(plans [][]*delta) *delta {
 // balance row is locked; should one write nothing, the debit is not made
 // either, and the error fails the transaction (which a keyed request then
 // runs again with nothing put off).
-func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time) error {
-	var b strings.Builder
+func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time, payout bool) error {
 	ctes, preludesWrote, args := store.WithPreludes(store.TakePreludes(ctx))
+	// A payout's debit carrying preludes takes its amount from a slot (see
+	// the package comment; both tables name their columns alike). Its
+	// refusal fails the whole transaction, which releases the slot: an
+	// UPDATE that waited for a row keeps it locked even when its condition
+	// then fails, and a transaction holding a slot must not go on to lock
+	// the account's row (the order is the row, then its slots).
+	table, id := ledgeraccount.Table, d.acct.ID()
+	if payout && preludesWrote != "" {
+		table, id = balanceslot.Table, slotID(id, s.nextSlot())
+	}
+	var b strings.Builder
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
@@ -434,14 +556,14 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
 	// a WITH clause nobody reads after the main statement, which would
 	// insert the entries while holding the balance row's lock.
-	b.WriteString(" RETURNING 1) UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
+	b.WriteString(" RETURNING 1) UPDATE " + table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
 	if d.available != 0 {
 		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
 	}
 	if d.pending != 0 {
 		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
 	}
-	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
+	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(id))
 	if preludesWrote != "" {
 		b.WriteString(" AND " + preludesWrote)
 	}
@@ -465,9 +587,9 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 	} else if preludesWrote != "" {
 		// The balance or a prelude refused: the caller runs again without
 		// preludes, which tells the two apart.
-		return fmt.Errorf("ledger: debit of %s refused, or one of its preludes wrote nothing", d.acct.ID())
+		return fmt.Errorf("ledger: debit of %s refused, or one of its preludes wrote nothing", id)
 	}
-	return shortfall(ctx, c, d)
+	return s.rebalance(ctx, c, d, now, payout)
 }
 
 // duplicatePosting is the error of an insert of postings' entries that a

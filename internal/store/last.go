@@ -67,6 +67,16 @@ func RunLast(ctx context.Context) error {
 	return nil
 }
 
+type rerunKey struct{}
+
+// WithRerun marks ctx as carrying the second run of a request whose
+// put-off statements were refused (see idem): the ledger then spreads a
+// payout's balance over its slots instead of trying one slot again.
+func WithRerun(ctx context.Context) context.Context { return context.WithValue(ctx, rerunKey{}, true) }
+
+// Rerun reports whether ctx was marked by WithRerun.
+func Rerun(ctx context.Context) bool { v, _ := ctx.Value(rerunKey{}).(bool); return v }
+
 // Stmt is one statement and its arguments, numbered from $1.
 type Stmt struct {
 	SQL  string

@@ -582,9 +582,11 @@ func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantN
 
 // debit posts the acceptance: amount_charged leaves the merchant's available
 // balance for PayoutsInFlight. A cross withdrawal debits the quote's
-// from_amount in from_currency, converted through FX.
+// from_amount in from_currency, converted through FX. It is the last
+// balance change of Withdraw's transaction (Posting.Last: it may take the
+// amount from one of the balance's slots).
 func (s *Service) debit(ctx context.Context, tn tenant.Tenant, t *ent.Transaction, tm terms) error {
-	p := ledger.Posting{ID: DebitPostingID(t.Reference), TransactionRef: t.Reference, Memo: "withdrawal " + t.Reference}
+	p := ledger.Posting{ID: DebitPostingID(t.Reference), TransactionRef: t.Reference, Memo: "withdrawal " + t.Reference, Last: true}
 	if tm.quote == nil {
 		_, err := s.ledger.Debit(ctx, p, tn, ledger.PayoutsInFlight, tm.cur, tm.charged)
 		return err

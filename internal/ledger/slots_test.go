@@ -1,0 +1,185 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"merchantpay/ent/balanceslot"
+	"merchantpay/ent/idempotencyrecord"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/money"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+)
+
+// payout debits acme's NGN balance the way a keyed withdrawal does: the
+// debit (Posting.Last) put off with a prelude, and, if that fails, run
+// again with nothing put off (store.Rerun), as idem does. It reports
+// whether the first run went through.
+func (f *fixture) payout(t *testing.T, amount int64, key string) (first bool, err error) {
+	t.Helper()
+	record := func() store.Stmt {
+		q, args := entsql.Dialect(f.db.Dialect).Insert(idempotencyrecord.Table).
+			Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
+				idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
+				idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
+			Values(acme.MerchantID, acme.Mode, key, "h", 200, []byte("{}"), "application/json", t0, t0.Add(24*time.Hour)).
+			Query()
+		return store.Stmt{SQL: q, Args: args}
+	}
+	run := func(ctx context.Context, keyed bool) error {
+		tx, err := f.db.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() //nolint:errcheck // a no-op after commit
+		ctx = store.WithTx(tenant.With(ctx, acme), tx)
+		if keyed {
+			ctx = store.WithLast(ctx)
+		}
+		if err := store.Prelude(ctx, record()); err != nil {
+			return err
+		}
+		if err := store.Last(ctx, func(ctx context.Context) error {
+			_, err := f.l.Debit(ctx, ledger.Posting{TransactionRef: "WTH-" + key, Memo: "withdrawal", Last: true},
+				acme, ledger.PayoutsInFlight, money.NGN, amount)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := store.RunLast(ctx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	if err := run(f.ctx, true); err == nil {
+		return true, nil
+	}
+	return false, run(store.WithRerun(f.ctx), false)
+}
+
+// slots returns the available amounts of acme's NGN slots, by slot.
+func (f *fixture) slots(t *testing.T) []int64 {
+	t.Helper()
+	rows, err := f.db.Client(f.ctx).BalanceSlot.Query().
+		Where(balanceslot.AccountID(ledger.MerchantAccount(acme, money.NGN).ID())).All(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Available
+	}
+	return out
+}
+
+// A payout's debit on PostgreSQL takes its amount from one slot of the
+// balance; a slot that falls short makes the rerun spread the balance
+// again, refusing only what the whole balance cannot cover; any other
+// decrease gathers the slots back. Balances count the slots, and a credit
+// cannot take the whole past an int64. SQLite has no slots: the same
+// payouts come out the same.
+func TestSlots(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		pg := f.db.IsPostgres()
+		f.credit(t, acme, money.NGN, 9_000)
+		first, err := f.payout(t, 100, "k1")
+		if err != nil || (pg && first) {
+			t.Fatalf("first payout: first run went through %v, %v", first, err)
+		}
+		f.expect(t, acme, money.NGN, 8_900, 0)
+		if got, want := fmt.Sprint(f.slots(t)), "[988 988 988 988 988 988 988 988]"; pg && got != want {
+			t.Fatalf("slots after spreading 8,900: %s, want %s (the row keeps 996)", got, want)
+		}
+		// A slot covers 500: the first run goes through.
+		if first, err := f.payout(t, 500, "k2"); err != nil || (pg && !first) {
+			t.Fatalf("payout a slot covers: first run went through %v, %v", first, err)
+		}
+		f.expect(t, acme, money.NGN, 8_400, 0)
+		// No slot covers 1,000 but the balance does.
+		if _, err := f.payout(t, 1_000, "k3"); err != nil {
+			t.Fatal(err)
+		}
+		f.expect(t, acme, money.NGN, 7_400, 0)
+		// Another decrease than a payout's gathers the slots into the row.
+		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 7_000); err != nil {
+			t.Fatal(err)
+		}
+		f.expect(t, acme, money.NGN, 400, 0)
+		if got := fmt.Sprint(f.slots(t)); pg && got != "[0 0 0 0 0 0 0 0]" {
+			t.Fatalf("slots after a gathering debit: %s", got)
+		}
+		// The whole balance refuses one unit more than it holds.
+		if _, err := f.payout(t, 401, "k4"); !apperr.Is(err, apperr.InsufficientBalance) {
+			t.Fatalf("payout over the balance: %v", err)
+		}
+		if _, err := f.payout(t, 150, "k5"); err != nil {
+			t.Fatal(err)
+		}
+		bs, err := f.l.Balances(tenant.With(f.ctx, acme))
+		if err != nil || bs[0].Currency != money.NGN || bs[0].Available != 250 {
+			t.Fatalf("balances: %+v %v", bs, err)
+		}
+		if err := ledger.Check(f.ctx, f.db); err != nil {
+			t.Fatalf("ledger invariants: %v", err)
+		}
+
+		// With 250 spread, the row holds 26: a credit the row could take
+		// but the whole balance could not is refused.
+		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, math.MaxInt64-250)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, 1)
+		if apperr.KindOf(err) != apperr.Validation {
+			t.Fatalf("credit past the largest balance with slots: %v", err)
+		}
+		f.expect(t, acme, money.NGN, math.MaxInt64, 0)
+	})
+}
+
+// Many payouts at once against a balance that covers half of them: exactly
+// half go through, whichever slots they hit, and the balance ends at zero.
+func TestSlotsConcurrentPayouts(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		const share, takers = 1_234, 60
+		f.credit(t, acme, money.NGN, takers/2*share)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		count := map[string]int{}
+		for i := range takers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := f.payout(t, share, fmt.Sprint("c", i))
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					count["ok"]++
+				case apperr.Is(err, apperr.InsufficientBalance):
+					count["refused"]++
+				default:
+					count[err.Error()]++
+				}
+			}()
+		}
+		wg.Wait()
+		if count["ok"] != takers/2 || count["refused"] != takers/2 {
+			t.Fatalf("outcomes %v", count)
+		}
+		f.expect(t, acme, money.NGN, 0, 0)
+		if err := ledger.Check(f.ctx, f.db); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
