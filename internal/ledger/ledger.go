@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,6 +111,10 @@ type Service struct {
 	clock clock.Clock
 	// turn picks the slot of the next payout's debit.
 	turn atomic.Uint32
+	// shares holds, by account id, what each slot got at the account's
+	// last rebalance in this process (0 once gathered): a payout larger
+	// than that skips the slot it would not find covered.
+	shares sync.Map
 }
 
 // New returns the ledger.
@@ -118,6 +123,15 @@ func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: 
 // nextSlot is the slot of the next payout's debit: in turn, so that
 // concurrent payouts of one balance take different rows.
 func (s *Service) nextSlot() int { return int(s.turn.Add(1)%Slots) + 1 }
+
+// slotMayCover reports whether a slot of d's account may cover d, as far
+// as this process knows: not when the account's last rebalance here left
+// each slot less (a merchant paying out large parts of its balance goes
+// straight to rebalance, not through a refused slot and a second run).
+func (s *Service) slotMayCover(d *delta) bool {
+	v, ok := s.shares.Load(d.acct.ID())
+	return !ok || v.(int64) >= -d.available
+}
 
 // delta is the net change of one tracking account in one posting.
 type delta struct {
@@ -250,7 +264,7 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 		d := onlyLower(plans)
 		// A payout's debit (see the package comment).
 		payout := d != nil && s.db.IsPostgres() && len(out) == 1 && out[0].Last && d.acct.Kind == Main && d.pending == 0
-		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !(payout && store.Rerun(ctx)) {
+		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !(payout && (store.Rerun(ctx) || !s.slotMayCover(d))) {
 			return s.postAndLower(ctx, c, out, entries, d, now, payout)
 		}
 		var rows []*ent.LedgerEntryCreate
@@ -290,8 +304,8 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 				continue
 			}
 			if payout {
-				// Run again after its slot fell short: spread the
-				// balance over the slots again.
+				// Run again after its slot fell short, or no slot would
+				// cover it: spread the balance over the slots again.
 				if err := s.rebalance(ctx, c, d, now, true); err != nil {
 					return err
 				}
@@ -470,6 +484,7 @@ func (s *Service) rebalance(ctx context.Context, c *ent.Client, d *delta, now ti
 	if err != nil {
 		return store.Classify(fmt.Errorf("ledger: rebalance %s: %w", a.ID(), err))
 	}
+	s.shares.Store(a.ID(), share) // kept even if the transaction rolls back: a hint
 	return nil
 }
 
