@@ -162,6 +162,7 @@ func fill(ctx context.Context, db *sql.DB) error {
 		{"ledger_entries", `'id', nextval(pg_get_serial_sequence('ledger_entries','id')), 'posting_id', 'fill-'||g, 'account_id', 'fill-m-'||(g%%%[1]d)||':test:NGN:main'`},
 		{"idempotency_records", `'id', nextval(pg_get_serial_sequence('idempotency_records','id')), 'key', 'fill-'||g, 'merchant_id', 'fill-m-'||(g%%%[1]d)`},
 		{"quotes", `'id', 'fill-'||g, 'merchant_id', 'fill-m-'||(g%%%[1]d)`},
+		{"balance_slots", `'id', 'fill-m-'||(g%%%[1]d)||'-'||g||':test:NGN:main#1', 'account_id', 'fill-m-'||(g%%%[1]d)||'-'||g||':test:NGN:main'`},
 		{"merchants", `'id', 'fill-m-'||g, 'name', 'Fill '||g, 'email', 'fill'||g||'@example.com', '_', %[1]d`},
 		{"api_keys", `'id', 'fill-k-'||g, 'hash', md5(g::text)||md5((g+%[1]d)::text), 'merchant_id', 'fill-m-'||(g%%%[1]d)`},
 	}
