@@ -81,7 +81,13 @@ func KeyFrom(h http.Header) string {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	path := strings.TrimPrefix(r.URL.Path, Prefix)
+	if r.Method == http.MethodOptions && a.preflight(w, path) {
+		return
+	}
 	rt, params, known := a.router.match(r.Method, path)
+	if rt != nil && rt.Access == PublicKey {
+		allowOrigins(w.Header())
+	}
 	if rt == nil {
 		if known {
 			w.Header().Set("Allow", strings.Join(a.router.allowed(path), ", "))
@@ -214,6 +220,35 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // Authenticate finds the caller of a request's key.
+// The routes a public key may call are meant for browsers (CONTRACT 1:
+// "safe to ship in a browser"), on the merchant's own site: they answer
+// any origin (CORS), and a browser's preflight of them is answered without
+// a key, which it never sends. Every other route needs a secret key, which
+// has no business in a browser: no CORS there, and OPTIONS stays 405.
+
+// preflight answers a CORS preflight (OPTIONS) of a public-key route at
+// path; false when path is no such route.
+func (a *API) preflight(w http.ResponseWriter, path string) bool {
+	rt, _, _ := a.router.match(http.MethodGet, path)
+	if rt == nil || rt.Access != PublicKey {
+		return false
+	}
+	h := w.Header()
+	allowOrigins(h)
+	h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "X-API-KEY, Authorization, Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// allowOrigins lets a page of any origin read the answer, and the headers
+// a caller may need from it.
+func allowOrigins(h http.Header) {
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After")
+}
+
 func Authenticate(ctx context.Context, auth Authenticator, h http.Header) (merchants.Principal, error) {
 	key := KeyFrom(h)
 	if key == "" {

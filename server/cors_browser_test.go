@@ -1,0 +1,84 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+	"time"
+
+	"merchantpay/internal/testdb"
+	"merchantpay/server/servertest"
+)
+
+// TestPublicKeyFromBrowser calls the REST API from a merchant's own page
+// in headless Chromium (another origin): the routes a public key may call
+// answer it, errors included (CONTRACT 1, "safe to ship in a browser");
+// the browser refuses to show the page any other route's answer.
+func TestPublicKeyFromBrowser(t *testing.T) {
+	dir := browserDir(t)
+	e := servertest.New(t, testdb.SQLiteURL(t))
+	m := e.Merchant("Browser Shop")
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!doctype html><title>Shop</title><h1>Shop</h1>")
+	}))
+	t.Cleanup(site.Close)
+
+	api := e.URL + "/v1/merchant/public"
+	type call struct {
+		URL string `json:"url"`
+		Key string `json:"key"`
+	}
+	calls := []call{
+		{api + "/misc/banks?country=NG", m.TestPublic},
+		{api + "/misc/banks?country=XX", m.TestPublic},
+		{api + "/misc/banks?country=NG", "PUBK_TEST_not-a-key"},
+		{api + "/transactions", m.TestPublic},
+		{api + "/transactions", m.TestSecret},
+	}
+	raw, _ := json.Marshal(map[string]any{"pageUrl": site.URL + "/shop", "calls": calls})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "cors.mjs")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(raw)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("browser: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got []struct {
+		Status    int
+		Code      *string
+		RequestID *string
+		Error     string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || len(got) != len(calls) {
+		t.Fatalf("browser output %q: %v", stdout.String(), err)
+	}
+	code := func(i int) string {
+		if got[i].Code == nil {
+			return ""
+		}
+		return *got[i].Code
+	}
+	if got[0].Status != 200 || got[0].RequestID == nil || *got[0].RequestID == "" {
+		t.Errorf("banks with the public key: %+v", got[0])
+	}
+	if got[1].Status != 400 || code(1) != "VALIDATION_ERROR" {
+		t.Errorf("banks of an unknown country: %+v (%s)", got[1], code(1))
+	}
+	if got[2].Status != 401 || code(2) != "UNAUTHORIZED" {
+		t.Errorf("banks with an unknown key: %+v (%s)", got[2], code(2))
+	}
+	for _, i := range []int{3, 4} {
+		if got[i].Error == "" {
+			t.Errorf("%s with %s: the page read the answer %+v", calls[i].URL, calls[i].Key[:9], got[i])
+		}
+	}
+}
