@@ -240,9 +240,9 @@ var (
 		PrimaryKey: []*schema.Column{LedgerAccountsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "ledgeraccount_owner_mode_currency_kind",
-				Unique:  true,
-				Columns: []*schema.Column{LedgerAccountsColumns[1], LedgerAccountsColumns[2], LedgerAccountsColumns[3], LedgerAccountsColumns[4]},
+				Name:    "ledgeraccount_owner_mode_kind",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerAccountsColumns[1], LedgerAccountsColumns[2], LedgerAccountsColumns[4]},
 			},
 		},
 	}

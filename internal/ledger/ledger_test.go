@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -532,6 +533,34 @@ func TestCreditPastTheLargestBalance(t *testing.T) {
 		}
 		if err := ledger.Check(context.Background(), f.db); err != nil {
 			t.Fatalf("ledger invariants: %v", err)
+		}
+	})
+}
+
+// The first credits of an account, made at once, all land: the upsert on
+// the account's id is the one place its row is created.
+func TestConcurrentFirstCredits(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		for round := range 20 {
+			tn := tenant.Tenant{MerchantID: fmt.Sprintf("33333333-3333-4333-8333-%012d", round), Mode: tenant.Test}
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := f.l.Credit(f.ctx, ledger.Posting{Memo: "deposit"}, tn, ledger.RailsClearing, money.GHS, 100)
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			f.expect(t, tn, money.GHS, 800, 0)
 		}
 	})
 }

@@ -147,7 +147,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 
 // RetiredIndexes were in earlier schemas and are not in this one: a
 // database created before keeps them unless dropped, and every insert
-// pays for them. None was unique. Names are ent's (table_columns).
+// pays for them. Names are ent's (table_columns).
 var RetiredIndexes = []string{
 	// Replaced by (type, next_run_at) over rows with work ahead (0fa6aaf).
 	"transaction_next_run_at",
@@ -157,6 +157,10 @@ var RetiredIndexes = []string{
 	"transaction_merchant_id_mode", "wallet_merchant_id_mode", "webhookendpoint_merchant_id_mode",
 	// Replaced in the first performance pass (9a6202a).
 	"event_fanned_out", "ledgerentry_posting_id",
+	// Unique, and redundant with the primary key, which is derived from the
+	// same columns: concurrent first credits of an account (an upsert on
+	// the id) failed on it. Replaced by (owner, mode, kind).
+	"ledgeraccount_owner_mode_currency_kind",
 }
 
 // IsPostgres reports whether row locks (FOR UPDATE, SKIP LOCKED) are available.

@@ -43,16 +43,17 @@ func TestMigrateDropsRetiredIndexes(t *testing.T) {
 		if n := count(); n != 1 {
 			t.Fatalf("after a fresh migration: %d of the indexes found, want only the present claim index", n)
 		}
-		// Recreate two as an older schema had them.
+		// Recreate three as an older schema had them.
 		for _, ddl := range []string{
 			"CREATE INDEX transaction_next_run_at ON transactions (next_run_at)",
 			"CREATE INDEX event_merchant_id_mode ON events (merchant_id, mode)",
+			"CREATE UNIQUE INDEX ledgeraccount_owner_mode_currency_kind ON ledger_accounts (owner, mode, currency, kind)",
 		} {
 			if _, err := db.SQL().ExecContext(ctx, ddl); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if n := count(); n != 3 {
+		if n := count(); n != 4 {
 			t.Fatalf("recreated: %d", n)
 		}
 		if err := db.Migrate(ctx); err != nil {
