@@ -62,7 +62,7 @@ func Reference(narration string) (ref string, ok bool) {
 		// s[i:j] is a maximal piece of text without '!'.
 		j, clean := i, true
 		for j < n && s[j] != '!' {
-			clean = clean && refByte(s[j])
+			clean = clean && validate.ReferenceByte(s[j])
 			j++
 		}
 		if clean && bangs >= 2 && j-i <= MaxLen && j+1 < n && s[j+1] == '!' && validate.Reference(s[i:j]) == "" {
@@ -80,11 +80,4 @@ func Reference(narration string) (ref string, ok bool) {
 		return "", false
 	}
 	return strings.Clone(found), true
-}
-
-// refByte reports whether c may appear in a reference (validate.Reference
-// has the final word on a piece made of them).
-func refByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '+'
 }

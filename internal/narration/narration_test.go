@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"merchantpay/internal/validate"
 )
 
 var cases = []struct {
@@ -162,10 +164,8 @@ func checkInvariants(t *testing.T, s string) {
 		if len(ref) < 1 || len(ref) > MaxLen {
 			t.Fatalf("Reference(%q) = %q: length %d", s, ref, len(ref))
 		}
-		for i := 0; i < len(ref); i++ {
-			if !refByte(ref[i]) {
-				t.Fatalf("Reference(%q) = %q: byte %q not allowed", s, ref, ref[i])
-			}
+		if msg := validate.Reference(ref); msg != "" {
+			t.Fatalf("Reference(%q) = %q: %s", s, ref, msg)
 		}
 		// The reference is a whole piece between runs of at least two '!'.
 		if !strings.Contains(s, "!!"+ref+"!!") {
