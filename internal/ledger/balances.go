@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	stdsql "database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,32 +81,14 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Client(ctx).LedgerAccount.Query().Where(
-		ledgeraccount.Owner(t.MerchantID), ledgeraccount.Mode(t.Mode), ledgeraccount.Kind(string(Main)),
-	).All(ctx)
+	have, err := s.balances(ctx, t, "")
 	if err != nil {
-		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
-	}
-	have := make(map[money.Currency]*ent.LedgerAccount, len(rows))
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		have[money.Currency(r.Currency)] = r
-		ids[i] = r.ID
-	}
-	slots := map[string][]*ent.BalanceSlot{}
-	if len(ids) > 0 {
-		all, err := s.db.Client(ctx).BalanceSlot.Query().Where(balanceslot.AccountIDIn(ids...)).All(ctx)
-		if err != nil {
-			return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
-		}
-		for _, sl := range all {
-			slots[sl.AccountID] = append(slots[sl.AccountID], sl)
-		}
+		return nil, err
 	}
 	out := make([]Balance, 0, len(money.All()))
 	for _, c := range money.All() {
-		if r := have[c]; r != nil {
-			out = append(out, balanceOf(r, slots[r.ID]))
+		if b, ok := have[c]; ok {
+			out = append(out, b)
 		} else {
 			out = append(out, Balance{Currency: c})
 		}
@@ -119,14 +103,67 @@ func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error
 	if err != nil {
 		return Balance{}, err
 	}
-	r, slots, err := s.read(ctx, s.db.Client(ctx), MerchantAccount(t, c).ID(), false)
-	if ent.IsNotFound(err) {
-		return Balance{Currency: c}, nil
-	}
+	have, err := s.balances(ctx, t, c)
 	if err != nil {
 		return Balance{}, err
 	}
-	return balanceOf(r, slots), nil
+	if b, ok := have[c]; ok {
+		return b, nil
+	}
+	return Balance{Currency: c}, nil
+}
+
+// balances reads t's main balances (in currency only, unless empty) with
+// their slots in one statement, so in one snapshot: read apart, a
+// rebalance committed between the two reads would count the money it
+// moved twice, or not at all.
+func (s *Service) balances(ctx context.Context, t tenant.Tenant, only money.Currency) (map[money.Currency]Balance, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		if s.db.IsPostgres() {
+			return "$" + strconv.Itoa(len(args))
+		}
+		return "?"
+	}
+	slots := func(expr string) string {
+		return "(SELECT " + expr + " FROM " + balanceslot.Table + " AS s WHERE s." + balanceslot.FieldAccountID + " = a." + ledgeraccount.FieldID + ")"
+	}
+	q := "SELECT a." + ledgeraccount.FieldCurrency + ", a." + ledgeraccount.FieldAvailable + ", a." + ledgeraccount.FieldPending +
+		", a." + ledgeraccount.FieldUpdatedAt +
+		", CAST(COALESCE(" + slots("SUM(s."+balanceslot.FieldAvailable+")") + ", 0) AS BIGINT), " +
+		slots("MAX(s."+balanceslot.FieldUpdatedAt+")") +
+		" FROM " + ledgeraccount.Table + " AS a WHERE a." + ledgeraccount.FieldOwner + " = " + arg(t.MerchantID) +
+		" AND a." + ledgeraccount.FieldMode + " = " + arg(t.Mode) + " AND a." + ledgeraccount.FieldKind + " = " + arg(string(Main))
+	if only != "" {
+		q += " AND a." + ledgeraccount.FieldCurrency + " = " + arg(string(only))
+	}
+	rows, err := s.db.Client(ctx).QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
+	}
+	defer rows.Close()
+	out := map[money.Currency]Balance{}
+	for rows.Next() {
+		var b Balance
+		var cur string
+		var updated time.Time
+		var inSlots int64
+		var slotUpdated stdsql.NullTime // SQLite holds no slots: NULL there
+		if err := rows.Scan(&cur, &b.Available, &b.Pending, &updated, &inSlots, &slotUpdated); err != nil {
+			return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
+		}
+		b.Currency, b.Available = money.Currency(cur), b.Available+inSlots
+		if slotUpdated.Valid && slotUpdated.Time.After(updated) {
+			updated = slotUpdated.Time
+		}
+		b.UpdatedAt = &updated
+		out[b.Currency] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
+	}
+	return out, nil
 }
 
 // ValidateFund checks a sandbox funding request (CONTRACT 3) and records

@@ -100,43 +100,52 @@ func TestSlots(t *testing.T) {
 		if got, want := fmt.Sprint(f.slots(t)), "[988 988 988 988 988 988 988 988]"; pg && got != want {
 			t.Fatalf("slots after spreading 8,900: %s, want %s (the row keeps 996)", got, want)
 		}
+		// A keyless payout takes no slot: the row's 996 cover 990, though
+		// no slot would, and the slots stay as they are.
+		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "keyless", Last: true}, acme, ledger.PayoutsInFlight, money.NGN, 990); err != nil {
+			t.Fatal(err)
+		}
+		f.expect(t, acme, money.NGN, 7_910, 0)
+		if got := fmt.Sprint(f.slots(t)); pg && got != "[988 988 988 988 988 988 988 988]" {
+			t.Fatalf("slots after a keyless payout the row covered: %s", got)
+		}
 		// A slot covers 500: the first run goes through.
 		if first, err := f.payout(t, 500, "k2"); err != nil || (pg && !first) {
 			t.Fatalf("payout a slot covers: first run went through %v, %v", first, err)
 		}
-		f.expect(t, acme, money.NGN, 8_400, 0)
+		f.expect(t, acme, money.NGN, 7_410, 0)
 		// No slot covers 1,000 but the balance does: known to this
 		// process, the first run spreads the balance at once.
 		if first, err := f.payout(t, 1_000, "k3"); err != nil || !first {
 			t.Fatalf("payout no slot covers: first run went through %v, %v", first, err)
 		}
-		f.expect(t, acme, money.NGN, 7_400, 0)
+		f.expect(t, acme, money.NGN, 6_410, 0)
 		// Another decrease than a payout's gathers the slots into the row.
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 7_000); err != nil {
+		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 6_000); err != nil {
 			t.Fatal(err)
 		}
-		f.expect(t, acme, money.NGN, 400, 0)
+		f.expect(t, acme, money.NGN, 410, 0)
 		if got := fmt.Sprint(f.slots(t)); pg && got != "[0 0 0 0 0 0 0 0]" {
 			t.Fatalf("slots after a gathering debit: %s", got)
 		}
 		// The whole balance refuses one unit more than it holds.
-		if _, err := f.payout(t, 401, "k4"); !apperr.Is(err, apperr.InsufficientBalance) {
+		if _, err := f.payout(t, 411, "k4"); !apperr.Is(err, apperr.InsufficientBalance) {
 			t.Fatalf("payout over the balance: %v", err)
 		}
 		if _, err := f.payout(t, 150, "k5"); err != nil {
 			t.Fatal(err)
 		}
 		bs, err := f.l.Balances(tenant.With(f.ctx, acme))
-		if err != nil || bs[0].Currency != money.NGN || bs[0].Available != 250 {
+		if err != nil || bs[0].Currency != money.NGN || bs[0].Available != 260 {
 			t.Fatalf("balances: %+v %v", bs, err)
 		}
 		if err := ledger.Check(f.ctx, f.db); err != nil {
 			t.Fatalf("ledger invariants: %v", err)
 		}
 
-		// With 250 spread, the row holds 26: a credit the row could take
-		// but the whole balance could not is refused.
-		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, math.MaxInt64-250)
+		// With 260 spread, the row holds a ninth: a credit the row could
+		// take but the whole balance could not is refused.
+		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, math.MaxInt64-260)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,5 +191,68 @@ func TestSlotsConcurrentPayouts(t *testing.T) {
 		if err := ledger.Check(f.ctx, f.db); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// A balance read while payouts spread it over the slots and other debits
+// gather it back sees one state of it, never the row of one and the slots
+// of another (which would count the money moved twice, or not at all).
+func TestSlotsBalanceReadsAreConsistent(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		// Each round: +60,000, a payout of 30,000 (spread: the row keeps a
+		// ninth), a debit of 30,000 (gather): 0, 60,000 and 30,000 only.
+		valid := map[int64]bool{0: true, 60_000: true, 30_000: true}
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var bad []int64
+		reads := 0
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := tenant.With(f.ctx, acme)
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					bs, err := f.l.Balances(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					b, err := f.l.Balance(ctx, money.NGN)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					reads += 2
+					for _, v := range []int64{bs[0].Available, b.Available} {
+						if !valid[v] {
+							bad = append(bad, v)
+						}
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		for round := range 40 {
+			f.credit(t, acme, money.NGN, 60_000)
+			if _, err := f.payout(t, 30_000, fmt.Sprint("r", round)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 30_000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(done)
+		wg.Wait()
+		if len(bad) > 0 {
+			t.Fatalf("%d of %d reads saw no state the balance was in, e.g. %v", len(bad), reads, bad[:min(len(bad), 5)])
+		}
+		f.expect(t, acme, money.NGN, 0, 0)
 	})
 }
