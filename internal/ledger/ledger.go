@@ -262,9 +262,12 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 			entries += len(p.Entries)
 		}
 		d := onlyLower(plans)
-		// A payout's debit (see the package comment).
+		// A payout's debit (see the package comment). One that would take
+		// a slot (it carries preludes) spreads the balance at once when it
+		// was refused before (Rerun) or no slot would cover it.
 		payout := d != nil && s.db.IsPostgres() && len(out) == 1 && out[0].Last && d.acct.Kind == Main && d.pending == 0
-		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !(payout && (store.Rerun(ctx) || !s.slotMayCover(d))) {
+		spreadNow := payout && (store.Rerun(ctx) || (store.HasPreludes(ctx) && !s.slotMayCover(d)))
+		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !spreadNow {
 			return s.postAndLower(ctx, c, out, entries, d, now, payout)
 		}
 		var rows []*ent.LedgerEntryCreate
@@ -303,9 +306,7 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 				}
 				continue
 			}
-			if payout {
-				// Run again after its slot fell short, or no slot would
-				// cover it: spread the balance over the slots again.
+			if spreadNow {
 				if err := s.rebalance(ctx, c, d, now, true); err != nil {
 					return err
 				}

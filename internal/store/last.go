@@ -99,6 +99,13 @@ func Prelude(ctx context.Context, st Stmt) error {
 	return execPrelude(ctx, st)
 }
 
+// HasPreludes reports whether ctx's transaction has preludes put off (and
+// not yet taken).
+func HasPreludes(ctx context.Context) bool {
+	l, ok := ctx.Value(lastKey{}).(*lastList)
+	return ok && len(l.preludes) > 0
+}
+
 // TakePreludes hands the preludes of ctx's transaction to a statement that
 // will carry them (see WithPreludes); RunLast then leaves them alone.
 func TakePreludes(ctx context.Context) []Stmt {
