@@ -1,15 +1,11 @@
 package server_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"testing"
-	"time"
 
 	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
@@ -41,25 +37,15 @@ func TestPublicKeyFromBrowser(t *testing.T) {
 		{api + "/transactions", m.TestPublic},
 		{api + "/transactions", m.TestSecret},
 	}
-	raw, _ := json.Marshal(map[string]any{"pageUrl": site.URL + "/shop", "calls": calls})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "cors.mjs")
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(raw)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("browser: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
+	out := runBrowser(t, dir, "cors.mjs", map[string]any{"pageUrl": site.URL + "/shop", "calls": calls})
 	var got []struct {
 		Status    int
 		Code      *string
 		RequestID *string
 		Error     string
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || len(got) != len(calls) {
-		t.Fatalf("browser output %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(calls) {
+		t.Fatalf("browser output %q: %v", out, err)
 	}
 	code := func(i int) string {
 		if got[i].Code == nil {

@@ -47,6 +47,27 @@ func browserDir(t *testing.T) string {
 	return dir
 }
 
+// runBrowser runs the Node script of dir (see browserDir) with in as JSON
+// on its stdin, and returns what it printed.
+func runBrowser(t *testing.T, dir, script string, in any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(raw)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("browser (%s): %v\nstdout: %s\nstderr: %s", script, err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -147,17 +168,7 @@ func TestCryptoPayBrowser(t *testing.T) {
 		if shots := os.Getenv("MERCHANTPAY_SCREENSHOTS"); shots != "" {
 			in["screenshot"] = filepath.Join(shots, "checkout-"+e.Kind+".png")
 		}
-		raw, _ := json.Marshal(in)
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "node", "checkout.mjs")
-		cmd.Dir = dir
-		cmd.Stdin = bytes.NewReader(raw)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("browser: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-		}
+		out := runBrowser(t, dir, "checkout.mjs", in)
 		var saw struct {
 			Amount, Currency, Landed string
 			QR                       struct {
@@ -165,8 +176,8 @@ func TestCryptoPayBrowser(t *testing.T) {
 				Width    int
 			}
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &saw); err != nil {
-			t.Fatalf("browser output %q: %v", stdout.String(), err)
+		if err := json.Unmarshal(out, &saw); err != nil {
+			t.Fatalf("browser output %q: %v", out, err)
 		}
 		if !saw.QR.Complete || saw.QR.Width < 100 {
 			t.Errorf("the QR image did not load in the browser: %+v", saw.QR)

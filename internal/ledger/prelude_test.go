@@ -22,39 +22,13 @@ func TestDebitCarriesPreludes(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		f.credit(t, acme, money.NGN, 10_000)
 		// record inserts an idempotency record, or nothing if key is taken.
-		record := func(key string) store.Stmt {
-			q, args := entsql.Dialect(f.db.Dialect).Insert(idempotencyrecord.Table).
-				Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
-					idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
-					idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
-				Values(acme.MerchantID, acme.Mode, key, "h", 200, []byte("{}"), "application/json", t0, t0.Add(24*time.Hour)).
-				OnConflict(entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
-					entsql.DoNothing()).
-				Query()
-			return store.Stmt{SQL: q, Args: args}
-		}
+		record := func(key string) store.Stmt { return f.record(key, true) }
 		run := func(amount int64, keys ...string) error {
-			tx, err := f.db.Begin(f.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback() //nolint:errcheck // a no-op after commit
-			ctx := store.WithLast(store.WithTx(tenant.With(f.ctx, acme), tx))
+			var ps []store.Stmt
 			for _, k := range keys {
-				if err := store.Prelude(ctx, record(k)); err != nil {
-					return err
-				}
+				ps = append(ps, record(k))
 			}
-			if err := store.Last(ctx, func(ctx context.Context) error {
-				_, err := f.l.Debit(ctx, ledger.Posting{TransactionRef: "WTH-prelude", Memo: "withdrawal"}, acme, ledger.PayoutsInFlight, money.NGN, amount)
-				return err
-			}); err != nil {
-				return err
-			}
-			if err := store.RunLast(ctx); err != nil {
-				return err
-			}
-			return tx.Commit()
+			return f.putOffDebit(f.ctx, ledger.Posting{TransactionRef: "WTH-prelude", Memo: "withdrawal"}, amount, true, ps...)
 		}
 		records := func() int {
 			n, err := f.db.Client(f.ctx).IdempotencyRecord.Query().Count(f.ctx)
@@ -98,4 +72,52 @@ func TestDebitCarriesPreludes(t *testing.T) {
 			t.Fatalf("%d records after an unmarked prelude, want 3", n)
 		}
 	})
+}
+
+// record is the statement of an idempotency record of acme's under key,
+// the prelude a keyed request puts off; with orNothing, a taken key writes
+// no row instead of failing.
+func (f *fixture) record(key string, orNothing bool) store.Stmt {
+	ins := entsql.Dialect(f.db.Dialect).Insert(idempotencyrecord.Table).
+		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
+			idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
+			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
+		Values(acme.MerchantID, acme.Mode, key, "h", 200, []byte("{}"), "application/json", t0, t0.Add(24*time.Hour))
+	if orNothing {
+		ins.OnConflict(entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
+			entsql.DoNothing())
+	}
+	q, args := ins.Query()
+	return store.Stmt{SQL: q, Args: args}
+}
+
+// putOffDebit debits acme's NGN balance by amount with posting p in a
+// transaction of its own, as a request does: preludes put off (keyed:
+// store.WithLast) or run at once, the debit last (store.Last), then
+// RunLast and the commit.
+func (f *fixture) putOffDebit(ctx context.Context, p ledger.Posting, amount int64, keyed bool, preludes ...store.Stmt) error {
+	tx, err := f.db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after commit
+	ctx = store.WithTx(tenant.With(ctx, acme), tx)
+	if keyed {
+		ctx = store.WithLast(ctx)
+	}
+	for _, st := range preludes {
+		if err := store.Prelude(ctx, st); err != nil {
+			return err
+		}
+	}
+	if err := store.Last(ctx, func(ctx context.Context) error {
+		_, err := f.l.Debit(ctx, p, acme, ledger.PayoutsInFlight, money.NGN, amount)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := store.RunLast(ctx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

@@ -7,12 +7,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
-	"time"
-
-	entsql "entgo.io/ent/dialect/sql"
 
 	"merchantpay/ent/balanceslot"
-	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
@@ -26,39 +22,9 @@ import (
 // whether the first run went through.
 func (f *fixture) payout(t *testing.T, amount int64, key string) (first bool, err error) {
 	t.Helper()
-	record := func() store.Stmt {
-		q, args := entsql.Dialect(f.db.Dialect).Insert(idempotencyrecord.Table).
-			Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
-				idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
-				idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
-			Values(acme.MerchantID, acme.Mode, key, "h", 200, []byte("{}"), "application/json", t0, t0.Add(24*time.Hour)).
-			Query()
-		return store.Stmt{SQL: q, Args: args}
-	}
+	p := ledger.Posting{TransactionRef: "WTH-" + key, Memo: "withdrawal", Last: true}
 	run := func(ctx context.Context, keyed bool) error {
-		tx, err := f.db.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback() //nolint:errcheck // a no-op after commit
-		ctx = store.WithTx(tenant.With(ctx, acme), tx)
-		if keyed {
-			ctx = store.WithLast(ctx)
-		}
-		if err := store.Prelude(ctx, record()); err != nil {
-			return err
-		}
-		if err := store.Last(ctx, func(ctx context.Context) error {
-			_, err := f.l.Debit(ctx, ledger.Posting{TransactionRef: "WTH-" + key, Memo: "withdrawal", Last: true},
-				acme, ledger.PayoutsInFlight, money.NGN, amount)
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := store.RunLast(ctx); err != nil {
-			return err
-		}
-		return tx.Commit()
+		return f.putOffDebit(ctx, p, amount, keyed, f.record(key, false))
 	}
 	if err := run(f.ctx, true); err == nil {
 		return true, nil

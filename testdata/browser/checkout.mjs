@@ -3,29 +3,11 @@
 // on the merchant's success URL. Reads {"url", "amount", "currency",
 // "successPrefix", "screenshot"?} as JSON on stdin; prints what it saw as
 // JSON. Exits non-zero on any mismatch.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { input, withPage } from './browser.mjs';
 
-let input = '';
-for await (const chunk of process.stdin) input += chunk;
-const { url, amount, currency, successPrefix, screenshot } = JSON.parse(input);
+const { url, amount, currency, successPrefix, screenshot } = await input();
 
-// A fresh profile each run, so nothing carries over between runs.
-const profile = mkdtempSync(join(tmpdir(), 'merchantpay-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  // This machine's network is closed: no background connections.
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  javaScriptEnabled: false,
-  timeout: 30_000,
-});
-try {
-  const page = context.pages()[0] ?? await context.newPage();
-  page.setDefaultTimeout(15_000);
+await withPage({ javaScriptEnabled: false }, async (page) => {
   const res = await page.goto(url);
   if (!res || res.status() !== 200) throw new Error(`checkout answered ${res && res.status()}`);
   const shownAmount = (await page.locator('#amount').textContent()).trim();
@@ -41,7 +23,4 @@ try {
     page.getByRole('button', { name: /^Pay/ }).click(),
   ]);
   console.log(JSON.stringify({ amount: shownAmount, currency: shownCurrency, qr, landed: page.url(), body: await page.textContent('body') }));
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});

@@ -4,26 +4,11 @@
 // "key"}]} as JSON on stdin; prints, for each call, {"status", "code"} when
 // the page could read the answer, or {"error"} when the browser refused it
 // (CORS). Exits non-zero only when the browser itself fails.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { input, withPage } from './browser.mjs';
 
-let input = '';
-for await (const chunk of process.stdin) input += chunk;
-const { pageUrl, calls } = JSON.parse(input);
+const { pageUrl, calls } = await input();
 
-const profile = mkdtempSync(join(tmpdir(), 'merchantpay-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  timeout: 30_000,
-});
-try {
-  const page = context.pages()[0] ?? await context.newPage();
-  page.setDefaultTimeout(15_000);
+await withPage({}, async (page) => {
   const res = await page.goto(pageUrl);
   if (!res || res.status() !== 200) throw new Error(`the page answered ${res && res.status()}`);
   const out = await page.evaluate(async (calls) => {
@@ -40,7 +25,4 @@ try {
     return results;
   }, calls);
   process.stdout.write(JSON.stringify(out));
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});
