@@ -219,7 +219,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// Authenticate finds the caller of a request's key.
 // The routes a public key may call are meant for browsers (CONTRACT 1:
 // "safe to ship in a browser"), on the merchant's own site: they answer
 // any origin (CORS), and a browser's preflight of them is answered without
@@ -249,6 +248,7 @@ func allowOrigins(h http.Header) {
 	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After")
 }
 
+// Authenticate finds the caller of a request's key.
 func Authenticate(ctx context.Context, auth Authenticator, h http.Header) (merchants.Principal, error) {
 	key := KeyFrom(h)
 	if key == "" {
