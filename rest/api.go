@@ -90,7 +90,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt == nil {
 		if known {
-			w.Header().Set("Allow", strings.Join(a.router.allowed(path), ", "))
+			allowed := a.router.allowed(path)
+			if pub, _, _ := a.router.match(http.MethodGet, path); pub != nil && pub.Access == PublicKey {
+				allowed = append(allowed, http.MethodOptions) // the CORS preflight
+			}
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
 			a.fail(w, r, apperr.New(apperr.MethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}

@@ -68,3 +68,34 @@ func TestPublicKeyFromBrowser(t *testing.T) {
 		}
 	}
 }
+
+// The CORS headers themselves, over plain HTTP: the preflight of a
+// public-key route needs no key; a wrong method there lists OPTIONS among
+// the allowed; secret-key routes carry no CORS header and refuse OPTIONS.
+func TestPublicKeyCORSHeaders(t *testing.T) {
+	e := servertest.New(t, testdb.SQLiteURL(t))
+	m := e.Merchant("Header Shop")
+	pre := e.REST(http.MethodOptions, "/misc/banks", "", nil,
+		"Origin", "https://shop.example", "Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "x-api-key")
+	if pre.Status != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		pre.Header.Get("Access-Control-Allow-Headers") == "" || pre.Header.Get("Access-Control-Allow-Methods") == "" {
+		t.Errorf("preflight of /misc/banks: %d %v", pre.Status, pre.Header)
+	}
+	if r := e.REST(http.MethodPost, "/markets/rates", m.TestPublic, nil); r.Status != 405 || r.Header.Get("Allow") != "GET, OPTIONS" {
+		t.Errorf("POST /markets/rates: %d, Allow %q", r.Status, r.Header.Get("Allow"))
+	}
+	if r := e.REST(http.MethodGet, "/misc/banks?country=NG", "", nil); r.Status != 401 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("GET /misc/banks without a key: %d %v", r.Status, r.Header)
+	}
+	for _, r := range []*servertest.Resp{
+		e.REST(http.MethodOptions, "/balances", "", nil, "Origin", "https://shop.example"),
+		e.REST(http.MethodGet, "/balances", m.TestSecret, nil, "Origin", "https://shop.example"),
+	} {
+		if r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("a secret-key route answered with CORS: %d %v", r.Status, r.Header)
+		}
+	}
+	if r := e.REST(http.MethodOptions, "/balances", "", nil); r.Status != 405 || r.Header.Get("Allow") != "GET" {
+		t.Errorf("OPTIONS /balances: %d, Allow %q", r.Status, r.Header.Get("Allow"))
+	}
+}
