@@ -1062,3 +1062,40 @@ func wdAtOnce(n int, call func(i int) *servertest.Resp) []*servertest.Resp {
 	wg.Wait()
 	return res
 }
+
+// A keyed POST of a key seen before skips its own authentication statement
+// (merchants.Seen) and confirms the key in its idempotency look-up: a key
+// rolled since, even by another process, gets 401 and moves nothing, its
+// replays too, and so does every later request.
+func TestWithdrawRolledKeySeenBefore(t *testing.T) {
+	wdEach(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Rolled Co")
+		b := wdBankCodes(t, e, m.TestSecret)
+		wdFund(e, m.TestSecret, "NGN", 10000)
+		body := map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"}
+		wdPost(e, m.TestSecret, body, "Idempotency-Key", "before-roll").Expect(200)
+		rolled, err := e.App.Merchants.RollKeys(t.Context(), m.ID, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range []*servertest.Resp{
+			wdPost(e, m.TestSecret, body, "Idempotency-Key", "after-roll"),
+			wdPost(e, m.TestSecret, body, "Idempotency-Key", "before-roll"), // a replay
+			wdPost(e, m.TestSecret, body, "Idempotency-Key", "after-roll"),
+			wdPost(e, m.TestSecret, body),
+		} {
+			if r.Status != 401 || r.Code() != "UNAUTHORIZED" {
+				t.Errorf("request %d with the rolled key: %d %s", i, r.Status, r.Body)
+			}
+		}
+		if n := wdCount(t, e, rolled.SecretKey, ""); n != 1 {
+			t.Errorf("%d withdrawals, want the one made before the roll", n)
+		}
+		wdWantAvailable(t, e, rolled.SecretKey, "NGN", "9889.25")
+		// The new key works, keyed, twice (the second time as a key seen).
+		for _, k := range []string{"new-1", "new-2"} {
+			wdPost(e, rolled.SecretKey, body, "Idempotency-Key", k).Expect(200)
+		}
+		wdWantAvailable(t, e, rolled.SecretKey, "NGN", "9667.75")
+	})
+}

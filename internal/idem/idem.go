@@ -44,7 +44,19 @@ type Request struct {
 	Key string
 	// Hash identifies the request (method, path, body); see HashRequest.
 	Hash string
+	// KeyHash, when set, is the hash of an API key that was not read from
+	// the database for this request (merchants.Seen): on PostgreSQL the
+	// key's look-up confirms it is still live, in the same statement, and
+	// the request fails with ErrKeyNotLive if it is not. Only Do honours
+	// it, and only where ConfirmsKeys.
+	KeyHash string
 }
+
+// ErrKeyNotLive: Request.KeyHash names a key that was rolled or revoked.
+var ErrKeyNotLive = apperr.New(apperr.Unauthorized, "invalid API key")
+
+// ConfirmsKeys reports whether Do confirms Request.KeyHash (PostgreSQL).
+func (s *Store) ConfirmsKeys() bool { return s.db.IsPostgres() }
 
 // HashRequest hashes what makes two requests the same.
 func HashRequest(method, path string, body []byte) string {
@@ -115,20 +127,29 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 // released, or VALIDATION_ERROR (a key too long) or
 // IDEMPOTENCY_KEY_IN_USE (the key is running here).
 func (s *Store) enter(req Request) (string, error) {
-	if len(req.Key) > MaxKeyLength {
-		return "", &apperr.Error{Kind: apperr.Validation,
-			Message: "Idempotency-Key must be at most 255 characters",
-			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}
-	}
-	if msg := validate.Text(req.Key); msg != "" {
-		return "", &apperr.Error{Kind: apperr.Validation, Message: "Idempotency-Key " + msg,
-			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: msg}}}
+	if err := CheckKey(req.Key); err != nil {
+		return "", err
 	}
 	slot := req.Tenant.MerchantID + "\x00" + req.Tenant.Mode + "\x00" + req.Key
 	if !s.claim(slot) {
 		return "", inUse()
 	}
 	return slot, nil
+}
+
+// CheckKey checks an Idempotency-Key: VALIDATION_ERROR when it is too long
+// or not text.
+func CheckKey(key string) error {
+	if len(key) > MaxKeyLength {
+		return &apperr.Error{Kind: apperr.Validation,
+			Message: "Idempotency-Key must be at most 255 characters",
+			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}
+	}
+	if msg := validate.Text(key); msg != "" {
+		return &apperr.Error{Kind: apperr.Validation, Message: "Idempotency-Key " + msg,
+			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: msg}}}
+	}
+	return nil
 }
 
 // DoLookup is Do for a request that changes nothing in the database and
@@ -253,27 +274,32 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 }
 
 // lockAndLookup takes the key's transaction-scoped advisory lock and, if it
-// got it, reads the key's live record, in one round trip.
+// got it, reads the key's live record, in one round trip; with
+// req.KeyHash it also confirms that API key is live (ErrKeyNotLive).
 func (s *Store) lockAndLookup(ctx context.Context, tx *ent.Tx, req Request, slot string) (bool, *ent.IdempotencyRecord, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT l.got, r.request_hash, r.status_code, r.body, r.content_type
+	rows, err := tx.QueryContext(ctx, `SELECT l.got, r.request_hash, r.status_code, r.body, r.content_type,
+			$6 = '' OR EXISTS (SELECT 1 FROM api_keys k WHERE k.hash = $6 AND k.revoked_at IS NULL)
 		FROM (SELECT pg_try_advisory_xact_lock($1) AS got) l
 		LEFT JOIN idempotency_records r ON l.got AND r.merchant_id = $2 AND r.mode = $3 AND r.key = $4 AND r.expires_at > $5`,
-		lockID(slot), req.Tenant.MerchantID, req.Tenant.Mode, req.Key, s.clock.Now())
+		lockID(slot), req.Tenant.MerchantID, req.Tenant.Mode, req.Key, s.clock.Now(), req.KeyHash)
 	if err != nil {
 		return false, nil, store.Classify(err)
 	}
 	defer rows.Close()
-	var got bool
+	var got, live bool
 	var hash, contentType *string
 	var status *int
 	var body []byte
 	if rows.Next() {
-		if err := rows.Scan(&got, &hash, &status, &body, &contentType); err != nil {
+		if err := rows.Scan(&got, &hash, &status, &body, &contentType, &live); err != nil {
 			return false, nil, err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return false, nil, store.Classify(err)
+	}
+	if !live {
+		return false, nil, ErrKeyNotLive
 	}
 	if hash == nil {
 		return got, nil, nil

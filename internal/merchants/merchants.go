@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
@@ -35,6 +36,10 @@ type Service struct {
 	clock clock.Clock
 	// authQuery reads a key's principal; its one argument is the key's hash.
 	authQuery string
+	// seen holds, by key hash, the principal of every key that has
+	// authenticated in this process (see Seen). A principal never changes
+	// but for its key's revocation, which only the database knows.
+	seen sync.Map
 }
 
 // New returns the merchants service.
@@ -200,8 +205,29 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		return Principal{}, store.Classify(err)
 	}
 	p.KeyHash = Hash(key)
+	s.seen.Store(p.KeyHash, p)
 	return p, nil
 }
+
+// Seen returns the principal key had when it last authenticated in this
+// process, without asking the database: the key may have been rolled
+// since. Only a caller that confirms the key in the first statement of its
+// transaction may act on it (idem.Request.KeyHash: a keyed request on
+// PostgreSQL confirms it with its idempotency look-up, a round trip it
+// makes anyway), and must call Forget when it is no longer live.
+func (s *Service) Seen(key string) (Principal, bool) {
+	if !plausibleKey(key) {
+		return Principal{}, false
+	}
+	v, ok := s.seen.Load(Hash(key))
+	if !ok {
+		return Principal{}, false
+	}
+	return v.(Principal), true
+}
+
+// Forget drops what Seen knows of the key with this hash.
+func (s *Service) Forget(hash string) { s.seen.Delete(hash) }
 
 // KeysLive reports which of the key hashes still authenticate: the keys
 // exist and were not rolled. A WebSocket connection, authenticated once,
