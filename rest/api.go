@@ -94,7 +94,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt == nil {
 		if known {
 			allowed := a.router.allowed(path)
-			if pub, _, _ := a.router.match(http.MethodGet, path); pub != nil && pub.Access == PublicKey {
+			if a.publicRoute(path) {
 				allowed = append(allowed, http.MethodOptions) // the CORS preflight
 			}
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
@@ -246,11 +246,17 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // a key, which it never sends. Every other route needs a secret key, which
 // has no business in a browser: no CORS there, and OPTIONS stays 405.
 
+// publicRoute reports whether path is a route a public key may call (a
+// GET).
+func (a *API) publicRoute(path string) bool {
+	rt, _, _ := a.router.match(http.MethodGet, path)
+	return rt != nil && rt.Access == PublicKey
+}
+
 // preflight answers a CORS preflight (OPTIONS) of a public-key route at
 // path; false when path is no such route.
 func (a *API) preflight(w http.ResponseWriter, path string) bool {
-	rt, _, _ := a.router.match(http.MethodGet, path)
-	if rt == nil || rt.Access != PublicKey {
+	if !a.publicRoute(path) {
 		return false
 	}
 	h := w.Header()

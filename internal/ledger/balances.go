@@ -43,12 +43,13 @@ func balanceOf(a *ent.LedgerAccount, slots []*ent.BalanceSlot) Balance {
 	return b
 }
 
-// read reads the account id and its slots, locking them in that order
-// with lock (PostgreSQL); ent's NotFoundError when there is no account.
-func (s *Service) read(ctx context.Context, c *ent.Client, id string, lock bool) (*ent.LedgerAccount, []*ent.BalanceSlot, error) {
+// lockBalance reads the account id and its slots, locking them in that
+// order on PostgreSQL (SQLite has one writer); ent's NotFoundError when
+// there is no account.
+func (s *Service) lockBalance(ctx context.Context, c *ent.Client, id string) (*ent.LedgerAccount, []*ent.BalanceSlot, error) {
 	q := c.LedgerAccount.Query().Where(ledgeraccount.ID(id))
 	sq := c.BalanceSlot.Query().Where(balanceslot.AccountID(id)).Order(ent.Asc(balanceslot.FieldID))
-	if lock {
+	if s.db.IsPostgres() {
 		q.ForUpdate()
 		sq.ForUpdate()
 	}

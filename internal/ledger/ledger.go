@@ -440,7 +440,7 @@ func (s *Service) lower(ctx context.Context, c *ent.Client, d *delta, now time.T
 // find their slots funded), or gathered into the row (every other change).
 func (s *Service) rebalance(ctx context.Context, c *ent.Client, d *delta, now time.Time, spread bool) error {
 	a := d.acct
-	acc, slots, err := s.read(ctx, c, a.ID(), s.db.IsPostgres())
+	acc, slots, err := s.lockBalance(ctx, c, a.ID())
 	if ent.IsNotFound(err) {
 		return shortfall(d, Balance{Currency: a.Currency}) // a currency never held
 	}

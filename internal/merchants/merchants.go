@@ -189,7 +189,8 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if !plausibleKey(key) {
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
-	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, Hash(key))
+	hash := Hash(key)
+	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, hash)
 	if err != nil {
 		return Principal{}, store.Classify(err)
 	}
@@ -204,7 +205,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 	if err := rows.Scan(p.dest()...); err != nil {
 		return Principal{}, store.Classify(err)
 	}
-	p.KeyHash = Hash(key)
+	p.KeyHash = hash
 	s.seen.Store(p.KeyHash, p)
 	return p, nil
 }
