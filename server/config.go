@@ -50,6 +50,12 @@ type Config struct {
 	// transactions (swap settlement, payouts) look for due jobs (JOBS_POLL_INTERVAL,
 	// default 1s; tests shorten it).
 	JobsPollInterval time.Duration
+	// WSMaxSubscriptions bounds the operations one WebSocket connection
+	// runs at once (WS_MAX_SUBSCRIPTIONS, default 100), WSMaxSocketsPerKey
+	// the WebSocket connections one API key holds open on an instance
+	// (WS_MAX_SOCKETS_PER_KEY, default 500); 0 lifts either bound.
+	WSMaxSubscriptions int
+	WSMaxSocketsPerKey int
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
 }
@@ -109,6 +115,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.RateBurst = n
 		}
 	}
+	count := func(name string, def int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			bad = append(bad, fmt.Sprintf("%s=%q is not a whole number (0 lifts the bound)", name, v))
+			return def
+		}
+		return n
+	}
+	c.WSMaxSubscriptions = count("WS_MAX_SUBSCRIPTIONS", 100)
+	c.WSMaxSocketsPerKey = count("WS_MAX_SOCKETS_PER_KEY", 500)
 	switch strings.ToLower(getenv("LOG_LEVEL")) {
 	case "", "info":
 		c.LogLevel = slog.LevelInfo

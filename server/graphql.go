@@ -57,6 +57,14 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 		Mutation:    h.wsMutation,
 		InitTimeout: 10 * time.Second,
 		KeepAlive:   15 * time.Second,
+		// Caps on what one client holds open on this instance.
+		MaxSubscriptions: a.Config.WSMaxSubscriptions,
+		MaxSocketsPerKey: a.Config.WSMaxSocketsPerKey,
+		SocketKey: func(ctx context.Context) string {
+			p, _ := merchants.PrincipalFrom(ctx)
+			return p.KeyHash
+		},
+		Refuse: gqlFail,
 	}
 	srv.AddTransport(a.WebSockets)
 	srv.AddTransport(transport.POST{})
@@ -76,7 +84,9 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 }
 
 // wsInit authenticates a WebSocket connection by its connection_init payload
-// unless the upgrade request's headers already did.
+// unless the upgrade request's headers already did. Either way spends one
+// of the key's rate-limit tokens, or a client could authenticate sockets
+// without end where it may not send requests.
 func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := merchants.PrincipalFrom(ctx); ok {
 		return ctx, nil
@@ -93,6 +103,9 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (contex
 	}
 	if err != nil {
 		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
+	}
+	if err := h.allow(p); err != nil {
+		return ctx, &gqlws.CloseError{Code: gqlws.CodeTooManyRequests, Reason: "Too many requests: " + apperr.As(err).Message}
 	}
 	return withPrincipal(ctx, p), nil
 }
