@@ -11,10 +11,11 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"merchantpay/server"
 	"merchantpay/server/servertest"
 )
 
-var protocols = []string{"graphql-transport-ws", "graphql-ws"}
+var wsProtocols = []string{"graphql-transport-ws", "graphql-ws"}
 
 // wsMsg is one protocol message as a client reads it.
 type wsMsg struct {
@@ -23,9 +24,9 @@ type wsMsg struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// readMsg reads the next message other than a keep-alive, or the error
+// readWSMsg reads the next message other than a keep-alive, or the error
 // (a *websocket.CloseError once the server closed the connection).
-func readMsg(c *websocket.Conn) (wsMsg, error) {
+func readWSMsg(c *websocket.Conn) (wsMsg, error) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
 		var m wsMsg
@@ -39,9 +40,9 @@ func readMsg(c *websocket.Conn) (wsMsg, error) {
 }
 
 // initWS opens a connection and sends connection_init, with key in its
-// payload unless hdr carries it, and returns the connection and the
-// server's answer: "connection_ack", or the close code (a legacy
-// connection_error before it is recorded in the returned message).
+// payload unless hdr carries it. It returns the connection and the
+// server's answer: ack, or the close code and whether a connection_error
+// came before the close (the legacy protocol's way).
 func initWS(t *testing.T, e *servertest.Env, proto, key string, hdr http.Header) (c *websocket.Conn, ack bool, code int, connErr bool) {
 	t.Helper()
 	c = dialWS(t, e, proto, hdr)
@@ -53,7 +54,7 @@ func initWS(t *testing.T, e *servertest.Env, proto, key string, hdr http.Header)
 		t.Fatal(err)
 	}
 	for {
-		m, err := readMsg(c)
+		m, err := readWSMsg(c)
 		var ce *websocket.CloseError
 		switch {
 		case errors.As(err, &ce):
@@ -93,7 +94,7 @@ func upgradeStatus(t *testing.T, e *servertest.Env, proto, key string) (int, str
 // connection_error first), and the refused socket is not counted as open.
 func TestWebSocketInitSpendsRateLimit(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		for _, proto := range protocols {
+		for _, proto := range wsProtocols {
 			m := e.Merchant("Init Flood " + proto)
 			hash := e.Principal(m.TestSecret).KeyHash
 			// Burst 2 at one token a second: the third socket at the latest
@@ -131,7 +132,7 @@ func TestWebSocketInitSpendsRateLimit(t *testing.T) {
 // room for another.
 func TestWebSocketSubscriptionsPerSocket(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		for _, proto := range protocols {
+		for _, proto := range wsProtocols {
 			m := e.Merchant("Many Subs " + proto)
 			acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
 			c, ack, code, _ := initWS(t, e, proto, m.TestSecret, nil)
@@ -161,7 +162,7 @@ func TestWebSocketSubscriptionsPerSocket(t *testing.T) {
 					want[id] = true
 				}
 				for len(want) > 0 {
-					msg, err := readMsg(c)
+					msg, err := readWSMsg(c)
 					if err != nil {
 						t.Fatalf("%s: waiting for events on %v: %v", proto, want, err)
 					}
@@ -183,7 +184,7 @@ func TestWebSocketSubscriptionsPerSocket(t *testing.T) {
 			}
 			servertest.Eventually(t, 10*time.Second, "three subscriptions", func() bool { return e.App.Broker.Subscribers() == 3 })
 			send("4", start)
-			msg, err := readMsg(c)
+			msg, err := readWSMsg(c)
 			if err != nil || msg.Type != "error" || msg.ID != "4" {
 				t.Fatalf("%s: fourth subscription: %s %s %s, %v; want error for 4", proto, msg.ID, msg.Type, msg.Payload, err)
 			}
@@ -216,7 +217,7 @@ func TestWebSocketSubscriptionsPerSocket(t *testing.T) {
 // affected, and closing a socket frees its place.
 func TestWebSocketSocketsPerKey(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		for _, proto := range protocols {
+		for _, proto := range wsProtocols {
 			m := e.Merchant("Many Sockets " + proto)
 			hash := e.Principal(m.TestSecret).KeyHash
 			first, ack, code, _ := initWS(t, e, proto, m.TestSecret, nil)
@@ -264,4 +265,24 @@ func TestWebSocketSocketsPerKey(t *testing.T) {
 			}
 		}
 	}, servertest.With("WS_MAX_SOCKETS_PER_KEY", "2"))
+}
+
+// The caps default to 100 operations per socket and 500 sockets per key; 0
+// lifts them, and a value that is not a whole number is refused by name.
+func TestWebSocketLimitsConfig(t *testing.T) {
+	load := func(vars map[string]string) (server.Config, error) {
+		return server.LoadConfig(func(k string) string { return vars[k] })
+	}
+	c, err := load(nil)
+	if err != nil || c.WSMaxSubscriptions != 100 || c.WSMaxSocketsPerKey != 500 {
+		t.Errorf("defaults: %d, %d, %v", c.WSMaxSubscriptions, c.WSMaxSocketsPerKey, err)
+	}
+	c, err = load(map[string]string{"WS_MAX_SUBSCRIPTIONS": "0", "WS_MAX_SOCKETS_PER_KEY": "0"})
+	if err != nil || c.WSMaxSubscriptions != 0 || c.WSMaxSocketsPerKey != 0 {
+		t.Errorf("0: %d, %d, %v", c.WSMaxSubscriptions, c.WSMaxSocketsPerKey, err)
+	}
+	_, err = load(map[string]string{"WS_MAX_SUBSCRIPTIONS": "-1", "WS_MAX_SOCKETS_PER_KEY": "lots"})
+	if err == nil || !strings.Contains(err.Error(), "WS_MAX_SUBSCRIPTIONS") || !strings.Contains(err.Error(), "WS_MAX_SOCKETS_PER_KEY") {
+		t.Errorf("bad values: %v", err)
+	}
 }
