@@ -84,3 +84,19 @@ func TestStatementTimeoutAnswersUnavailable(t *testing.T) {
 	}
 	e.REST("GET", "/wallets", m.TestSecret, nil).Expect(200)
 }
+
+// SMTP_URL's TLS and AUTH forms are read at start-up; a wrong one is named
+// without repeating the password.
+func TestSMTPURLConfig(t *testing.T) {
+	for _, ok := range []string{"smtps://u:p@mail.example.com", "smtp://u:p@mail.example.com:587?starttls=required&auth=login&from=a@b.test"} {
+		if _, err := loadConfig(map[string]string{"SMTP_URL": ok}); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"smtp://u:hunter2@h?starttls=always", "smtps://u:hunter2@h?starttls=required", "smtp://u:hunter2@h?auth=ntlm"} {
+		_, err := loadConfig(map[string]string{"SMTP_URL": bad})
+		if err == nil || !strings.Contains(err.Error(), "SMTP_URL") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
