@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := store.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
 		return nil, err
 	}

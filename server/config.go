@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
+	"merchantpay/internal/store"
 	"merchantpay/internal/webhook"
 )
 
@@ -58,6 +59,9 @@ type Config struct {
 	WSMaxSocketsPerKey int
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
+	// Database sizes the PostgreSQL pool (DATABASE_MAX_CONNS) and bounds
+	// statements (DATABASE_STATEMENT_TIMEOUT); SQLite ignores both.
+	Database store.Options
 }
 
 // LoadConfig reads the environment, naming every bad variable at once.
@@ -98,6 +102,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad = append(bad, err.Error())
 		}
 	}
+	c.Database, bad = loadDatabaseOptions(getenv, bad)
 	c.RateLimit, c.RateBurst = 100, 200
 	if v := getenv("RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -181,6 +186,29 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(bad, "; "))
 	}
 	return c, nil
+}
+
+// loadDatabaseOptions reads DATABASE_MAX_CONNS and
+// DATABASE_STATEMENT_TIMEOUT, adding what is wrong with them to bad.
+func loadDatabaseOptions(getenv func(string) string, bad []string) (store.Options, []string) {
+	var o store.Options
+	if v := getenv("DATABASE_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad = append(bad, fmt.Sprintf("DATABASE_MAX_CONNS=%q is not a positive whole number of connections", v))
+		} else {
+			o.MaxConns = n
+		}
+	}
+	if v := getenv("DATABASE_STATEMENT_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < time.Millisecond) {
+			bad = append(bad, fmt.Sprintf("DATABASE_STATEMENT_TIMEOUT=%q is not 0 (no limit) or a Go duration of at least 1ms (e.g. 30s)", v))
+		} else {
+			o.StatementTimeout = d
+		}
+	}
+	return o, bad
 }
 
 // Sandbox reports whether the built-in sandbox rails run.
