@@ -33,8 +33,9 @@ type blockedRange struct {
 
 // blockedRanges are the IPv4 and IPv6 ranges that are not the public
 // internet: the special-purpose address registries' entries that are not
-// globally reachable, or serve a protocol rather than hosts. IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4
-// (2002::/16) addresses are judged by the IPv4 address inside them.
+// globally reachable, or serve a protocol rather than hosts. IPv4-mapped
+// (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses are
+// judged by the IPv4 address inside them.
 var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("0.0.0.0/8"), kindUnspecified},
 	{netip.MustParsePrefix("10.0.0.0/8"), kindPrivate},
