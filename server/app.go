@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -101,6 +102,9 @@ type Worker struct {
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// WebhookResolver looks webhook receivers' host names up, when endpoints
+	// are saved and when deliveries connect (nil: the system's resolver).
+	WebhookResolver *net.Resolver
 }
 
 // New opens and migrates the database and wires every service.
@@ -134,7 +138,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.Transactions = transactions.New(db)
 	a.Outbox = events.New(db, a.Clock)
-	if err := a.setupEvents(); err != nil {
+	if err := a.setupEvents(opt.WebhookResolver); err != nil {
 		return nil, err
 	}
 	if a.Banks, err = banks.Load(); err != nil {
