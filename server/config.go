@@ -50,6 +50,13 @@ type Config struct {
 	// transactions (swap settlement, payouts) look for due jobs (JOBS_POLL_INTERVAL,
 	// default 1s; tests shorten it).
 	JobsPollInterval time.Duration
+	// GraphQL limits: the cost an operation may have (GRAPHQL_MAX_COST,
+	// default 2000 points), the time it may run (GRAPHQL_TIMEOUT, default
+	// 2s; for a subscription, each event's resolution) and the size of its
+	// answer (GRAPHQL_MAX_RESPONSE_BYTES, default 4 MiB).
+	GraphQLMaxCost          int
+	GraphQLTimeout          time.Duration
+	GraphQLMaxResponseBytes int
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
 }
@@ -109,6 +116,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.RateBurst = n
 		}
 	}
+	c.GraphQLTimeout = dur("GRAPHQL_TIMEOUT", 2*time.Second)
+	positive := func(name string, def int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad = append(bad, fmt.Sprintf("%s=%q is not a positive whole number", name, v))
+			return def
+		}
+		return n
+	}
+	c.GraphQLMaxCost = positive("GRAPHQL_MAX_COST", 2000)
+	c.GraphQLMaxResponseBytes = positive("GRAPHQL_MAX_RESPONSE_BYTES", 4<<20)
 	switch strings.ToLower(getenv("LOG_LEVEL")) {
 	case "", "info":
 		c.LogLevel = slog.LevelInfo
