@@ -219,3 +219,78 @@ func TestGraphQLIntrospectionCached(t *testing.T) {
 		}
 	}, servertest.With("RATE_LIMIT", "10"), servertest.With("RATE_LIMIT_BURST", "20"))
 }
+
+// Over WebSocket too, an operation's cost is refused over the limit and
+// takes its tokens: the third page of 100 events on a socket is refused,
+// and the socket stays open.
+func TestGraphQLCostOverWebSocket(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Socket")
+		c := dialWS(t, e, "graphql-transport-ws", nil)
+		defer c.Close()
+		if err := c.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"X-API-KEY": m.TestSecret}}); err != nil {
+			t.Fatal(err)
+		}
+		if typ, err := readType(t, c); err != nil || typ != "connection_ack" {
+			t.Fatalf("ack: %q %v", typ, err)
+		}
+		ask := func(id, query string) []string {
+			t.Helper()
+			if err := c.WriteJSON(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query}}); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for {
+				typ, codes, err := readCodes(c)
+				if err != nil {
+					t.Fatalf("%s: %v", id, err)
+				}
+				if typ == "next" || typ == "error" {
+					return codes
+				}
+			}
+		}
+		if codes := ask("too-costly", gqlAliases(10, dashboardPage)); !slices.Equal(codes, []string{"QUERY_TOO_COMPLEX"}) {
+			t.Errorf("ten pages: %v", codes)
+		}
+		for _, id := range []string{"page-1", "page-2"} {
+			if codes := ask(id, "{ "+dashboardPage+" }"); len(codes) > 0 {
+				t.Fatalf("%s: %v", id, codes)
+			}
+		}
+		if codes := ask("page-3", "{ "+dashboardPage+" }"); !slices.Equal(codes, []string{"RATE_LIMITED"}) {
+			t.Errorf("third page: %v", codes)
+		}
+		if codes := ask("cheap", "{ me { id } }"); len(codes) > 0 {
+			t.Errorf("a cheap query after the refusal: %v", codes)
+		}
+	}, servertest.With("RATE_LIMIT", "1"), servertest.With("RATE_LIMIT_BURST", "50"))
+}
+
+// A subscription lives past the time budget; each of its events is
+// resolved within it, and answered TIMEOUT when it runs out.
+func TestSubscriptionEventTimeBudget(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
+		g := subscribeWS(t, e, "graphql-transport-ws", m.TestSecret, `subscription { events { id transaction { reference } } }`, nil)
+		defer g.c.Close()
+		for i := range 2 {
+			depositTo(t, e, m.TestSecret, acc, "10")
+			_ = g.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for {
+				typ, codes, err := readCodes(g.c)
+				if err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				if typ == "ka" || typ == "ping" || typ == "pong" {
+					continue
+				}
+				if typ != "next" || !slices.Equal(codes, []string{"TIMEOUT"}) {
+					t.Fatalf("event %d: %s %v", i, typ, codes)
+				}
+				break
+			}
+		}
+	}, servertest.With("GRAPHQL_TIMEOUT", "1ns"))
+}
