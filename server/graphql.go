@@ -33,7 +33,7 @@ import (
 )
 
 // maxDepth is how deeply an operation may nest its selections
-// (introspection-only operations excepted: see operationLimits).
+// (introspection-only operations excepted: see depthLimit).
 const maxDepth = 12
 
 type gqlHandler struct {
