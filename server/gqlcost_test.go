@@ -169,6 +169,24 @@ func TestGraphQLTimeBudget(t *testing.T) {
 	}, servertest.With("GRAPHQL_TIMEOUT", "1ns"))
 }
 
+// A mutation whose budget runs out while it runs (a hundred credits in a
+// row take far more than a millisecond) answers TIMEOUT and commits none
+// of them: they share one transaction, rolled back.
+func TestGraphQLTimeBudgetRollsBackAMutation(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme")
+		r := e.GQL(m.TestSecret, strings.Replace(gqlAliases(100, `fundBalance(input: {currency: "NGN", amount: "1"}) { available }`), "query", "mutation", 1), nil)
+		if r.Code() != "TIMEOUT" || r.JSON["data"] != nil {
+			t.Fatalf("mutation: %d %.300s", r.Status, r.Body)
+		}
+		for _, b := range e.REST("GET", "/balances", m.TestSecret, nil).Expect(200).List() {
+			if b := b.(map[string]any); b["currency"] == "NGN" && fmt.Sprint(b["available"]) != "0" {
+				t.Errorf("part of the timed-out mutation committed: %v", b)
+			}
+		}
+	}, servertest.With("GRAPHQL_TIMEOUT", "1ms"))
+}
+
 // An answer over GRAPHQL_MAX_RESPONSE_BYTES is replaced by an error.
 func TestGraphQLResponseSizeCap(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
