@@ -74,7 +74,7 @@ var costTable = map[string]fieldCost{
 	"Query.rates":            {lookups: 1, max: 50},               // the enabled pairs: 10 built in, operators add a few
 	"Query.webhookEndpoints": {lookups: 1, max: 50},               // a merchant's endpoints: a few in practice
 	// The bank directory: 98 Nigerian banks, or 23 Ghanaian ones with up
-	// to 191 branches each (1,203 in all, about 150 KB with every field).
+	// to 191 branches each (1,203 in all, about 200 KB with every field).
 	// 100 points let 20 copies in one request, about the response cap.
 	"Query.banks":   {max: 100, static: true, flat: 100},
 	"Bank.branches": {max: 200, static: true},
