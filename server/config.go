@@ -57,6 +57,13 @@ type Config struct {
 	// (WS_MAX_SOCKETS_PER_KEY, default 500); 0 lifts either bound.
 	WSMaxSubscriptions int
 	WSMaxSocketsPerKey int
+	// GraphQL limits: the cost an operation may have (GRAPHQL_MAX_COST,
+	// default 2000 points), the time it may run (GRAPHQL_TIMEOUT, default
+	// 2s; for a subscription, each event's resolution) and the size of its
+	// answer (GRAPHQL_MAX_RESPONSE_BYTES, default 4 MiB).
+	GraphQLMaxCost          int
+	GraphQLTimeout          time.Duration
+	GraphQLMaxResponseBytes int
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
 	// Database sizes the PostgreSQL pool (DATABASE_MAX_CONNS) and bounds
@@ -120,20 +127,29 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.RateBurst = n
 		}
 	}
-	count := func(name string, def int) int {
+	c.GraphQLTimeout = dur("GRAPHQL_TIMEOUT", 2*time.Second)
+	// whole reads a whole number of at least min; 0 lifts the WebSocket
+	// bounds, the GraphQL limits must be positive.
+	whole := func(name string, def, min int) int {
 		v := getenv(name)
 		if v == "" {
 			return def
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			bad = append(bad, fmt.Sprintf("%s=%q is not a whole number (0 lifts the bound)", name, v))
+		if err != nil || n < min {
+			if min == 0 {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a whole number (0 lifts the bound)", name, v))
+			} else {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a positive whole number", name, v))
+			}
 			return def
 		}
 		return n
 	}
-	c.WSMaxSubscriptions = count("WS_MAX_SUBSCRIPTIONS", 100)
-	c.WSMaxSocketsPerKey = count("WS_MAX_SOCKETS_PER_KEY", 500)
+	c.WSMaxSubscriptions = whole("WS_MAX_SUBSCRIPTIONS", 100, 0)
+	c.WSMaxSocketsPerKey = whole("WS_MAX_SOCKETS_PER_KEY", 500, 0)
+	c.GraphQLMaxCost = whole("GRAPHQL_MAX_COST", 2000, 1)
+	c.GraphQLMaxResponseBytes = whole("GRAPHQL_MAX_RESPONSE_BYTES", 4<<20, 1)
 	switch strings.ToLower(getenv("LOG_LEVEL")) {
 	case "", "info":
 		c.LogLevel = slog.LevelInfo
