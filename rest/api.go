@@ -297,6 +297,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
+	setRetryAfter(h, status)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
