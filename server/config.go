@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/webhook"
 )
 
@@ -163,8 +164,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// Sandbox reports whether the built-in sandbox rails run.
-func (c Config) Sandbox() bool { return c.Rails == "sandbox" }
+// Simulations says in which modes the sandbox's simulations exist: every
+// mode while the built-in sandbox rails are the only rails.
+func (c Config) Simulations() rails.Simulations {
+	if c.Rails == "sandbox" {
+		return rails.SimulationsInEveryMode
+	}
+	return rails.SimulationsInNoMode
+}
 
 func or(v, def string) string {
 	if v == "" {
