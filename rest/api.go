@@ -50,7 +50,6 @@ type Deps struct {
 	Limiter Limiter
 	Idem    *idem.Store
 	Ops     *Ops
-	Sandbox bool
 }
 
 // API serves the REST paths under Prefix.
@@ -61,16 +60,7 @@ type API struct {
 
 // New builds the REST API.
 func New(d Deps) *API {
-	a := &API{deps: d}
-	var routes []Route
-	for _, rt := range d.Ops.routes() {
-		if rt.Sandbox && !d.Sandbox {
-			continue
-		}
-		routes = append(routes, rt)
-	}
-	a.router = newRouter(routes)
-	return a
+	return &API{deps: d, router: newRouter(d.Ops.routes())}
 }
 
 // KeyFrom reads the API key of a request: X-API-KEY, or Authorization: Bearer.
@@ -300,6 +290,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
+	setRetryAfter(h, status)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -12,6 +12,7 @@ import (
 
 	"merchantpay/internal/mail"
 	"merchantpay/internal/store"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/webhook"
 )
 
@@ -227,8 +228,14 @@ func loadDatabaseOptions(getenv func(string) string, bad []string) (store.Option
 	return o, bad
 }
 
-// Sandbox reports whether the built-in sandbox rails run.
-func (c Config) Sandbox() bool { return c.Rails == "sandbox" }
+// Simulations says in which modes the sandbox's simulations exist: every
+// mode while the built-in sandbox rails are the only rails.
+func (c Config) Simulations() rails.Simulations {
+	if c.Rails == "sandbox" {
+		return rails.SimulationsInEveryMode
+	}
+	return rails.SimulationsInNoMode
+}
 
 func or(v, def string) string {
 	if v == "" {

@@ -47,20 +47,6 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	}))
 }
 
-// ready answers GET /readyz: 200 while the database answers.
-func (a *App) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	w.Header().Set("Content-Type", "application/json")
-	if err := a.DB.Ping(ctx); err != nil {
-		obs.Log(r.Context()).Warn("readiness: database does not answer", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
-		return
-	}
-	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-}
-
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 func newRequestID() string {
