@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
-	"merchantpay/internal/store"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/store"
 	"merchantpay/internal/webhook"
 )
 
