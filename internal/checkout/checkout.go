@@ -161,7 +161,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		h.notFound(w, r)
 		return
 	}
-	obs.Log(r.Context()).Error("checkout page failed", "path", r.URL.Path, "err", err)
+	obs.Log(r.Context()).Log(r.Context(), obs.FailureLevel(r.Context()), "checkout page failed", "path", r.URL.Path, "err", err)
 	status := http.StatusInternalServerError
 	if apperr.Is(err, apperr.Unavailable) {
 		status = http.StatusServiceUnavailable
