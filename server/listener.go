@@ -40,8 +40,8 @@ type HTTPDeadlines struct {
 // deadline when it starts. ReadTimeout stays unset: it would bound the
 // body from the request's start whatever the handler does, and a read
 // deadline left on a connection cancels the request when it passes.
-// WebSocket connections clear both deadlines when upgraded and keep their
-// own (server/gqlws).
+// net/http clears both deadlines of a connection a WebSocket upgrade takes
+// over; the WebSocket keeps its own (server/gqlws).
 func NewHTTPServer(cfg Config, h http.Handler) *http.Server {
 	d := cfg.HTTP
 	return &http.Server{

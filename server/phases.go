@@ -163,22 +163,17 @@ func (s *statusRecorder) ExtendWriteDeadline() error {
 	return http.NewResponseController(s.ResponseWriter).SetWriteDeadline(time.Now().Add(s.limits.Write))
 }
 
-// Hijack hands the connection to the WebSocket upgrade, without the
-// deadlines net/http and this middleware set on it: a WebSocket keeps its
-// own (server/gqlws), and an idle subscriber must not be cut off when the
-// request's would have passed.
+// Hijack hands the connection to the WebSocket upgrade. net/http clears
+// the connection's deadlines when it is hijacked: a WebSocket keeps its own
+// (server/gqlws), and an idle subscriber is not cut off when the request's
+// would have passed.
 func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	h, ok := s.ResponseWriter.(http.Hijacker)
 	if !ok {
 		return nil, nil, errors.New("server: connection cannot be hijacked")
 	}
-	c, rw, err := h.Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
 	s.status, s.outcome = http.StatusSwitchingProtocols, outcomeOK
-	_ = c.SetDeadline(time.Time{})
-	return c, rw, nil
+	return h.Hijack()
 }
 
 // Unwrap lets http.ResponseController and the WebSocket upgrade reach the
