@@ -321,3 +321,29 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A request whose work outlasts the handler timeout (here, waiting on a
+// database that does not answer it) ends at the timeout as 503
+// UNAVAILABLE, and the service answers other requests meanwhile.
+func TestHandlerTimeoutEndsTheRequest(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme Pay")
+		blockWallets(t, e)
+		start := time.Now()
+		answered := make(chan *servertest.Resp, 1)
+		go func() { answered <- e.REST(http.MethodPost, "/wallets", m.TestSecret, sampleWallet("late")) }()
+		var r *servertest.Resp
+		select {
+		case r = <-answered:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no answer 30 s into a 2 s handler timeout")
+		}
+		if d := time.Since(start); d < 2*time.Second || d > 20*time.Second {
+			t.Errorf("answered after %s; want the 2 s handler timeout (and the database's grace)", d)
+		}
+		if r.Status != http.StatusServiceUnavailable || r.Code() != "UNAVAILABLE" {
+			t.Errorf("%d %s; want 503 UNAVAILABLE", r.Status, r.Body)
+		}
+		e.Do(http.MethodGet, "/healthz", "", nil).Expect(200)
+	}, servertest.With("HTTP_HANDLER_TIMEOUT", "2s"), servertest.WithoutWorkers())
+}
