@@ -313,7 +313,7 @@ func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr
 func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))
 	if e.Kind.Status() >= 500 {
-		obs.Log(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
+		obs.Log(r.Context()).Log(r.Context(), obs.FailureLevel(r.Context()), "request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}
 	return e
 }
