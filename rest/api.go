@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -290,7 +291,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
-	setRetryAfter(h, status)
+	SetRetryAfter(h, status)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -313,7 +314,14 @@ func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr
 func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))
 	if e.Kind.Status() >= 500 {
-		obs.Log(r.Context()).Log(r.Context(), obs.FailureLevel(r.Context()), "request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
+		level := obs.FailureLevel(r.Context())
+		if e.Kind == apperr.Unavailable && level > slog.LevelWarn {
+			// The database is down or failing over: every request says so
+			// until it is back, and /readyz already does; not an error of
+			// this request.
+			level = slog.LevelWarn
+		}
+		obs.Log(r.Context()).Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}
 	return e
 }

@@ -98,9 +98,9 @@ func renderError(e *apperr.Error, requestID string) []byte {
 // (a failover under way), which passes in seconds, not at once.
 const unavailableRetryAfter = "2"
 
-// setRetryAfter tells the client of a 503 answer when to try again, unless
-// the answer already says.
-func setRetryAfter(h http.Header, status int) {
+// SetRetryAfter tells the client of a 503 answer when to try again, unless
+// the answer already says (GraphQL's refusals use it too).
+func SetRetryAfter(h http.Header, status int) {
 	if status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
 		h.Set("Retry-After", unavailableRetryAfter)
 	}

@@ -347,3 +347,36 @@ func TestHandlerTimeoutEndsTheRequest(t *testing.T) {
 		e.Do(http.MethodGet, "/healthz", "", nil).Expect(200)
 	}, servertest.With("HTTP_HANDLER_TIMEOUT", "2s"), servertest.WithoutWorkers())
 }
+
+// A GraphQL request refused before it runs because the database does not
+// answer (here, its key's look-up waits on a locked table past the handler
+// timeout) is 503 UNAVAILABLE with Retry-After, as REST's answers are, and
+// the log calls it a warning, not an error of the request. PostgreSQL only:
+// SQLite's readers cannot be held this way.
+func TestGraphQLUnavailableSaysWhenToRetry(t *testing.T) {
+	e := servertest.New(t, testdb.PostgresURL(t), servertest.With("HTTP_HANDLER_TIMEOUT", "2s"),
+		servertest.WithoutWorkers(), servertest.CaptureLogs())
+	m := e.Merchant("Acme Pay")
+	ctx := context.Background()
+	tx, err := e.App.DB.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.GQL(m.TestSecret, `{ me { id } }`, nil)
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("%d (Retry-After %q) %s; want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	r = e.REST(http.MethodGet, "/balances", m.TestSecret, nil)
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.Code() != "UNAVAILABLE" {
+		t.Fatalf("REST: %d (Retry-After %q) %s; want 503 UNAVAILABLE with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	for _, l := range e.Logs.Lines() {
+		if l["level"] == "ERROR" {
+			t.Errorf("logged at ERROR while the database was unavailable: %v", l)
+		}
+	}
+}

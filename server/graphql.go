@@ -576,7 +576,9 @@ func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(apperr.As(err).Kind.Status())
+	status := apperr.As(err).Kind.Status()
+	rest.SetRetryAfter(w.Header(), status)
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(failure(r.Context(), err))
 }
 

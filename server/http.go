@@ -101,8 +101,11 @@ func isUpgrade(r *http.Request) bool { return strings.EqualFold(r.Header.Get("Up
 // request id formatted for every request.
 func (a *App) accessLog(ctx context.Context, r *http.Request, rec *statusRecorder, id string, start time.Time) {
 	level := slog.LevelInfo
-	if rec.outcome == outcomeServerError {
+	switch rec.outcome {
+	case outcomeServerError:
 		level = slog.LevelError
+	case outcomeUnavailable:
+		level = slog.LevelWarn
 	}
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 		level = slog.LevelDebug

@@ -25,7 +25,11 @@ const (
 	outcomeSlowClient = "slow_client"
 	// outcomeClientCancel: its client went away first; status 499.
 	outcomeClientCancel = "client_cancel"
-	outcomeServerError  = "server_error"
+	// outcomeUnavailable: 503, the database down, slow or failing over;
+	// logged as a warning, since every request says the same until it is
+	// back and /readyz already tells the load balancer.
+	outcomeUnavailable = "unavailable"
+	outcomeServerError = "server_error"
 )
 
 // drainLimit is how much of a body its handler left unread is read after
@@ -148,6 +152,8 @@ func (s *statusRecorder) finish() {
 		return
 	}
 	switch {
+	case s.status == http.StatusServiceUnavailable:
+		s.outcome = outcomeUnavailable
 	case s.status >= 500:
 		s.outcome = outcomeServerError
 	case s.status >= 400:
