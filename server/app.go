@@ -103,7 +103,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// New opens and migrates the database and wires every service.
+// New opens and migrates the database (unless MIGRATE=false, when it only
+// checks that nothing is pending) and wires every service.
 func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -121,7 +122,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 			db.Close()
 		}
 	}()
-	if err := db.Migrate(ctx); err != nil {
+	migrate := db.Migrate
+	if cfg.NoMigrate {
+		migrate = db.RequireMigrated
+	}
+	if err := migrate(ctx); err != nil {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}

@@ -73,6 +73,11 @@ func (db *DB) adopt(ctx context.Context, fsys fs.FS) error {
 	return nil
 }
 
+// MadeByAutoMigration reports whether the database was created by a release
+// that used ent's auto-migration and is not yet adopted: Migrate will adopt
+// it.
+func (db *DB) MadeByAutoMigration(ctx context.Context) (bool, error) { return db.adoptable(ctx) }
+
 // adoptable reports whether the database has the service's tables and no
 // applied migration.
 func (db *DB) adoptable(ctx context.Context) (bool, error) {
