@@ -122,11 +122,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 			db.Close()
 		}
 	}()
-	migrate := db.Migrate
-	if cfg.NoMigrate {
-		migrate = db.RequireMigrated
-	}
-	if err := migrate(ctx); err != nil {
+	if err := prepareSchema(ctx, db, cfg, opt.Logger); err != nil {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}

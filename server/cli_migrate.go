@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"merchantpay/internal/store"
 )
@@ -11,6 +12,26 @@ import (
 const migrateUsage = `usage:
   server migrate status   # each migration, applied or pending
   server migrate up       # apply the pending ones (serve does it too, unless MIGRATE=false)`
+
+// prepareSchema runs at every start: it applies the pending migrations and
+// logs what it did, or with MIGRATE=false only checks that none is pending.
+func prepareSchema(ctx context.Context, db *store.DB, cfg Config, log *slog.Logger) error {
+	if cfg.NoMigrate {
+		return db.RequireMigrated(ctx)
+	}
+	done, err := db.ApplyMigrations(ctx)
+	logApplied(log, done)
+	return err
+}
+
+func logApplied(log *slog.Logger, done store.Applied) {
+	if done.Adopted != "" {
+		log.Info("adopted the schema made by auto-migration", "as", done.Adopted)
+	}
+	for _, m := range done.Migrations {
+		log.Info("migration applied", "migration", m)
+	}
+}
 
 // migrateCmd is `migrate status|up`, for operators who apply migrations
 // before starting the service (MIGRATE=false).
@@ -26,7 +47,11 @@ func migrateCmd(ctx context.Context, cfg Config, args []string, stdout, stderr i
 	}
 	defer db.Close()
 	if args[0] == "up" {
-		if err := db.Migrate(ctx); err != nil {
+		done, err := db.ApplyMigrations(ctx)
+		if done.Adopted != "" {
+			fmt.Fprintf(stdout, "adopted  the schema made by auto-migration as %s\n", done.Adopted)
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
 		}

@@ -80,3 +80,30 @@ func TestFailedMigrationStopsStartUp(t *testing.T) {
 		}
 	})
 }
+
+// On a database made by auto-migration, status says so and up adopts it.
+func TestMigrateUpAdoptsAutoMigratedDatabase(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Client(ctx).Schema.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("DATABASE_URL", u)
+		code, out, errs := runMain(t, "migrate", "status")
+		if code != 0 || !strings.Contains(out, "made by a release that migrated automatically") {
+			t.Fatalf("status: %d %q %q", code, out, errs)
+		}
+		code, out, errs = runMain(t, "migrate", "up")
+		if code != 0 || !strings.Contains(out, "adopted") || !strings.Contains(out, "_baseline.sql") || !strings.Contains(out, "0 pending") {
+			t.Fatalf("up: %d %q %q", code, out, errs)
+		}
+		if err := db.RequireMigrated(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+}

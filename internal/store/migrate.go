@@ -38,29 +38,55 @@ type Migration struct {
 // auto-migration is first adopted (see adopt). Instances starting at once
 // take turns: each migration is applied exactly once.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.ApplyMigrations(ctx)
+	return err
+}
+
+// Applied is what a migration run did.
+type Applied struct {
+	// Adopted names the baseline an auto-migrated database was adopted
+	// as; empty when there was nothing to adopt.
+	Adopted string
+	// Migrations are the files applied, in order.
+	Migrations []string
+}
+
+// ApplyMigrations is Migrate, reporting what it did.
+func (db *DB) ApplyMigrations(ctx context.Context) (Applied, error) {
 	fsys, err := migrations.For(db.dialectDir())
 	if err != nil {
-		return err
+		return Applied{}, err
 	}
-	return db.MigrateFS(ctx, fsys)
+	return db.migrate(ctx, fsys)
 }
 
 // MigrateFS is Migrate with the migrations in fsys (goose files at its
 // root): tests pass their own.
 func (db *DB) MigrateFS(ctx context.Context, fsys fs.FS) error {
+	_, err := db.migrate(ctx, fsys)
+	return err
+}
+
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) (Applied, error) {
+	var done Applied
 	p, err := db.provider(fsys)
 	if err != nil {
-		return err
+		return done, err
 	}
-	return db.withMigrationLock(ctx, func() error {
-		if err := db.adopt(ctx, fsys); err != nil {
+	err = db.withMigrationLock(ctx, func() error {
+		if done.Adopted, err = db.adopt(ctx, fsys); err != nil {
 			return err
 		}
-		if _, err := p.Up(ctx); err != nil {
+		results, err := p.Up(ctx)
+		for _, r := range results {
+			done.Migrations = append(done.Migrations, path.Base(r.Source.Path))
+		}
+		if err != nil {
 			return migrationError(err)
 		}
 		return nil
 	})
+	return done, err
 }
 
 // Migrations lists every embedded migration and whether it is applied. On

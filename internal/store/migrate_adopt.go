@@ -46,31 +46,32 @@ var retiredIndexes = []string{
 const adoptionMarker = "merchants"
 
 // adopt adopts a database created by auto-migration, in one transaction,
-// and does nothing to any other. The caller holds the migration lock.
-func (db *DB) adopt(ctx context.Context, fsys fs.FS) error {
+// and returns the baseline's name; it does nothing to any other database.
+// The caller holds the migration lock.
+func (db *DB) adopt(ctx context.Context, fsys fs.FS) (string, error) {
 	ok, err := db.adoptable(ctx)
 	if err != nil || !ok {
-		return err
+		return "", err
 	}
 	name, version, stmts, err := baseline(fsys)
 	if err != nil {
-		return err
+		return "", err
 	}
 	tx, err := db.sqlW.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: adopting the schema: %w", err)
+		return "", fmt.Errorf("store: adopting the schema: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck
 	if err := db.toBaseline(ctx, tx, stmts); err != nil {
-		return fmt.Errorf("store: adopting the schema as %s: %w", name, err)
+		return "", fmt.Errorf("store: adopting the schema as %s: %w", name, err)
 	}
 	if err := db.recordBaseline(ctx, tx, version); err != nil {
-		return fmt.Errorf("store: adopting the schema as %s: %w", name, err)
+		return "", fmt.Errorf("store: adopting the schema as %s: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: adopting the schema as %s: %w", name, err)
+		return "", fmt.Errorf("store: adopting the schema as %s: %w", name, err)
 	}
-	return nil
+	return name, nil
 }
 
 // MadeByAutoMigration reports whether the database was created by a release
