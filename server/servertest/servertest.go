@@ -27,6 +27,8 @@ import (
 
 // Env is one running service.
 type Env struct {
+	stopWorkers func()
+
 	T     testing.TB
 	App   *server.App
 	Srv   *httptest.Server
@@ -159,14 +161,20 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	if !set.noWorkers {
 		wait = app.RunWorkers(ctx)
 	}
+	var stopOnce sync.Once
+	e.stopWorkers = func() { stopOnce.Do(func() { cancel(); wait() }) }
 	t.Cleanup(func() {
 		app.WebSockets.Shutdown()
-		cancel()
-		wait()
+		e.stopWorkers()
 		app.Close()
 	})
 	return e
 }
+
+// StopWorkers stops the background workers and waits until they have: a
+// test that let them do a first step (submit payouts) then takes the next
+// step itself.
+func (e *Env) StopWorkers() { e.stopWorkers() }
 
 // Merchant is a merchant with its four keys.
 type Merchant struct {
