@@ -1,0 +1,32 @@
+package server
+
+import (
+	"net/http"
+	"net/http/pprof"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// AdminHandler is the operator's listener (ADMIN_ADDR): /metrics for
+// Prometheus, /debug/pprof/ for profiles, and the health routes. None of it
+// is on the public listener: a profile or the metrics' figures are for the
+// people who run the service, not for merchants.
+func (a *App) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{
+		// A scrape that fails part-way still serves what it could read.
+		ErrorHandling: promhttp.ContinueOnError,
+		// Scrapes are few; one at a time keeps a stuck database from
+		// piling them up.
+		MaxRequestsInFlight: 2,
+		Timeout:             10e9,
+	}))
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", a.ready)
+	return mux
+}
