@@ -2561,8 +2561,13 @@ type WebhookAttempt {
   startedAt: Time!
   latencyMs: Int!
   statusCode: Int
+  """
+  Why the attempt failed: "HTTP 503" and the like when the receiver answered;
+  otherwise one word, connection_refused, timeout, tls_error, dns_error,
+  refused_address (not a public internet address) or connection_error.
+  """
   error: String
-  "The start of the receiver's answer."
+  "The start of the receiver's answer (at most 1 KiB)."
   responseBody: String!
   success: Boolean!
 }
@@ -2577,6 +2582,7 @@ type WebhookDelivery {
   attemptCount: Int!
   nextAttemptAt: Time
   lastStatusCode: Int
+  "The last attempt's error, worded as WebhookAttempt.error."
   lastError: String
   createdAt: Time!
   completedAt: Time

@@ -36,9 +36,12 @@ type Authenticator interface {
 	Forget(keyHash string)
 }
 
-// Limiter is the per-key rate limit; Allow returns the wait before a retry.
+// Limiter is the per-key rate limit; Allow takes one token, AllowN n at
+// once (a costly GraphQL operation), and each returns the wait before a
+// retry.
 type Limiter interface {
 	Allow(key string) (ok bool, retryAfterSeconds int)
+	AllowN(key string, n int) (ok bool, retryAfterSeconds int)
 }
 
 // Deps are the operations the REST layer calls.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -20,11 +21,13 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/swaps"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 	"merchantpay/internal/webhooks"
@@ -87,6 +90,11 @@ type App struct {
 	// checkout; its worker crypto-pay-expiry fails checkouts at expiry.
 	CryptoPay *cryptopay.Service
 
+	// Metrics are what the admin listener's /metrics serves.
+	Metrics *metrics.Metrics
+	// Tracing exports spans when an OTLP endpoint is configured.
+	Tracing *tracing.Tracing
+
 	handler http.Handler
 	workers []Worker
 }
@@ -101,6 +109,9 @@ type Worker struct {
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// WebhookResolver looks webhook receivers' host names up, when endpoints
+	// are saved and when deliveries connect (nil: the system's resolver).
+	WebhookResolver *net.Resolver
 }
 
 // New opens and migrates the database and wires every service.
@@ -111,7 +122,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := store.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +135,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := db.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}
+	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger, Metrics: metrics.New()}
+	if a.Tracing, err = tracing.Setup(ctx, cfg.Tracing, a.Log); err != nil {
+		return nil, err
+	}
+	db.SetTracer(a.Tracing.Tracer())
 	a.Merchants = merchants.New(db, a.Clock)
 	a.Wallets = wallets.New(db, a.Clock)
 	a.Idem = idem.New(db, a.Clock)
@@ -134,7 +149,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.Transactions = transactions.New(db)
 	a.Outbox = events.New(db, a.Clock)
-	if err := a.setupEvents(); err != nil {
+	if err := a.setupEvents(opt.WebhookResolver); err != nil {
 		return nil, err
 	}
 	if a.Banks, err = banks.Load(); err != nil {
@@ -167,9 +182,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 
 	var limiter rest.Limiter
+	var rl *ratelimit.Limiter
 	if cfg.RateLimit > 0 {
-		limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
+		rl = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
+		limiter = rl
 	}
+	a.setupMetrics(rl)
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
 		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
@@ -186,8 +204,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
-	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log}})
+	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
+		Completed: a.Metrics.PayoutCompleted})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
+	if cfg.LedgerCheckInterval > 0 {
+		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})
+	}
 	a.workers = append(a.workers, Worker{Name: "crypto-pay-expiry", Run: func(ctx context.Context) {
 		a.CryptoPay.RunExpiry(ctx, jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
@@ -214,8 +236,16 @@ func (a *App) RunWorkers(ctx context.Context) (wait func()) {
 	return wg.Wait
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close flushes the spans it can within a few seconds and releases the
+// database.
+func (a *App) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Tracing.Shutdown(ctx); err != nil {
+		a.Log.Warn("tracing: spans not flushed at shutdown", "err", err)
+	}
+	return a.DB.Close()
+}
 
 func (a *App) purgeIdempotency(ctx context.Context) {
 	t := time.NewTicker(10 * time.Minute)

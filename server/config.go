@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
+	"merchantpay/internal/tracing"
+	"merchantpay/internal/store"
 	"merchantpay/internal/webhook"
 )
 
@@ -50,8 +52,33 @@ type Config struct {
 	// transactions (swap settlement, payouts) look for due jobs (JOBS_POLL_INTERVAL,
 	// default 1s; tests shorten it).
 	JobsPollInterval time.Duration
+	// WSMaxSubscriptions bounds the operations one WebSocket connection
+	// runs at once (WS_MAX_SUBSCRIPTIONS, default 100), WSMaxSocketsPerKey
+	// the WebSocket connections one API key holds open on an instance
+	// (WS_MAX_SOCKETS_PER_KEY, default 500); 0 lifts either bound.
+	WSMaxSubscriptions int
+	WSMaxSocketsPerKey int
+	// GraphQL limits: the cost an operation may have (GRAPHQL_MAX_COST,
+	// default 2000 points), the time it may run (GRAPHQL_TIMEOUT, default
+	// 2s; for a subscription, each event's resolution) and the size of its
+	// answer (GRAPHQL_MAX_RESPONSE_BYTES, default 4 MiB).
+	GraphQLMaxCost          int
+	GraphQLTimeout          time.Duration
+	GraphQLMaxResponseBytes int
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout time.Duration
+	// Database sizes the PostgreSQL pool (DATABASE_MAX_CONNS) and bounds
+	// statements (DATABASE_STATEMENT_TIMEOUT); SQLite ignores both.
+	Database store.Options
+	// AdminAddr is the operators' listener (ADMIN_ADDR, default
+	// 127.0.0.1:9090; set and empty turns it off): /metrics, /debug/pprof/
+	// and the health routes.
+	AdminAddr string
+	// LedgerCheckInterval is how often the ledger's invariants are checked
+	// (LEDGER_CHECK_INTERVAL, default 1h; 0 turns the check off).
+	LedgerCheckInterval time.Duration
+	// Tracing is what the standard OTEL_* variables ask for.
+	Tracing tracing.Config
 }
 
 // LoadConfig reads the environment, naming every bad variable at once.
@@ -92,6 +119,18 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad = append(bad, err.Error())
 		}
 	}
+	c.Database, bad = loadDatabaseOptions(getenv, bad)
+	c.AdminAddr = or(getenv("ADMIN_ADDR"), "127.0.0.1:9090")
+	if v := getenv("LEDGER_CHECK_INTERVAL"); v == "0" {
+		c.LedgerCheckInterval = 0
+	} else {
+		c.LedgerCheckInterval = dur("LEDGER_CHECK_INTERVAL", time.Hour)
+	}
+	if tc, err := tracing.ConfigFrom(getenv); err != nil {
+		bad = append(bad, err.Error())
+	} else {
+		c.Tracing = tc
+	}
 	c.RateLimit, c.RateBurst = 100, 200
 	if v := getenv("RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -109,6 +148,29 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.RateBurst = n
 		}
 	}
+	c.GraphQLTimeout = dur("GRAPHQL_TIMEOUT", 2*time.Second)
+	// whole reads a whole number of at least min; 0 lifts the WebSocket
+	// bounds, the GraphQL limits must be positive.
+	whole := func(name string, def, min int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			if min == 0 {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a whole number (0 lifts the bound)", name, v))
+			} else {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a positive whole number", name, v))
+			}
+			return def
+		}
+		return n
+	}
+	c.WSMaxSubscriptions = whole("WS_MAX_SUBSCRIPTIONS", 100, 0)
+	c.WSMaxSocketsPerKey = whole("WS_MAX_SOCKETS_PER_KEY", 500, 0)
+	c.GraphQLMaxCost = whole("GRAPHQL_MAX_COST", 2000, 1)
+	c.GraphQLMaxResponseBytes = whole("GRAPHQL_MAX_RESPONSE_BYTES", 4<<20, 1)
 	switch strings.ToLower(getenv("LOG_LEVEL")) {
 	case "", "info":
 		c.LogLevel = slog.LevelInfo
@@ -161,6 +223,29 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(bad, "; "))
 	}
 	return c, nil
+}
+
+// loadDatabaseOptions reads DATABASE_MAX_CONNS and
+// DATABASE_STATEMENT_TIMEOUT, adding what is wrong with them to bad.
+func loadDatabaseOptions(getenv func(string) string, bad []string) (store.Options, []string) {
+	var o store.Options
+	if v := getenv("DATABASE_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad = append(bad, fmt.Sprintf("DATABASE_MAX_CONNS=%q is not a positive whole number of connections", v))
+		} else {
+			o.MaxConns = n
+		}
+	}
+	if v := getenv("DATABASE_STATEMENT_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < time.Millisecond) {
+			bad = append(bad, fmt.Sprintf("DATABASE_STATEMENT_TIMEOUT=%q is not 0 (no limit) or a Go duration of at least 1ms (e.g. 30s)", v))
+		} else {
+			o.StatementTimeout = d
+		}
+	}
+	return o, bad
 }
 
 // Sandbox reports whether the built-in sandbox rails run.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net"
 
 	"merchantpay/internal/broker"
 	"merchantpay/internal/mail"
@@ -14,7 +15,8 @@ import (
 // setupEvents wires what carries outbox events out (CONTRACT 6): webhook
 // endpoints and the dispatcher, e-mail, and the subscription broker, all
 // woken after local commits and, on PostgreSQL, other instances' commits.
-func (a *App) setupEvents() error {
+// resolver looks webhook hosts up (nil: the system's).
+func (a *App) setupEvents(resolver *net.Resolver) error {
 	cfg := a.Config
 	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
 	if err != nil {
@@ -31,12 +33,14 @@ func (a *App) setupEvents() error {
 	a.Signal = broker.NewSignal(a.DB, cfg.DatabaseURL, a.Log)
 	a.Outbox.OnCommit(a.Signal.Committed)
 	a.Webhooks = webhooks.New(a.DB, a.Clock, cfg.WebhookAllowPrivate, a.Signal.Committed)
+	a.Webhooks.Resolver = resolver
 	a.Mailer = mail.New(a.DB, a.Clock, mail.Config{
 		SMTP: smtp, Schedule: schedule, Jitter: jitter, PollInterval: cfg.EventsPollInterval, Log: a.Log,
 	})
 	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
-		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate,
+		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate, Resolver: resolver,
 		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
+		Observe: a.Metrics.ObserveDelivery,
 	})
 	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log,
 		// A subscriber whose key was rolled gets no more events, and its

@@ -32,11 +32,9 @@ import (
 	"merchantpay/server/gqlws"
 )
 
-// GraphQL limits (CONTRACT 9).
-const (
-	maxDepth      = 12
-	maxComplexity = 2000
-)
+// maxDepth is how deeply an operation may nest its selections
+// (introspection-only operations excepted: see depthLimit).
+const maxDepth = 12
 
 type gqlHandler struct {
 	app     *App
@@ -57,16 +55,24 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 		Mutation:    h.wsMutation,
 		InitTimeout: 10 * time.Second,
 		KeepAlive:   15 * time.Second,
+		// Caps on what one client holds open on this instance.
+		MaxSubscriptions: a.Config.WSMaxSubscriptions,
+		MaxSocketsPerKey: a.Config.WSMaxSocketsPerKey,
+		SocketKey: func(ctx context.Context) string {
+			p, _ := merchants.PrincipalFrom(ctx)
+			return p.KeyHash
+		},
+		Refuse: gqlFail,
 	}
 	srv.AddTransport(a.WebSockets)
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(newDocumentSize())
-	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(depthLimit{max: maxDepth})
 	srv.Use(subscriptionRules{})
-	srv.Use(wsRateLimit{h})
+	srv.Use(wsRateLimit{h}) // the first token; operationLimits takes the rest
+	srv.Use(newOperationLimits(h, schema.Schema(), a.Config))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
@@ -76,7 +82,9 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 }
 
 // wsInit authenticates a WebSocket connection by its connection_init payload
-// unless the upgrade request's headers already did.
+// unless the upgrade request's headers already did. Either way spends one
+// of the key's rate-limit tokens, or a client could authenticate sockets
+// without end where it may not send requests.
 func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := merchants.PrincipalFrom(ctx); ok {
 		return ctx, nil
@@ -93,6 +101,9 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (contex
 	}
 	if err != nil {
 		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
+	}
+	if err := h.allow(p); err != nil {
+		return ctx, &gqlws.CloseError{Code: gqlws.CodeTooManyRequests, Reason: "Too many requests: " + apperr.As(err).Message}
 	}
 	return withPrincipal(ctx, p), nil
 }
@@ -173,8 +184,10 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, err)
 		return
 	}
+	st := &httpStatus{}
+	ctx = context.WithValue(ctx, httpStatusKey{}, st)
 	if !mutation {
-		h.srv.ServeHTTP(w, requestWith(r, ctx, body))
+		h.srv.ServeHTTP(statusWriter{w, st}, requestWith(r, ctx, body))
 		return
 	}
 	resp, replayed, err := h.mutate(ctx, r, p, key, body)
@@ -188,9 +201,10 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	// GraphQL answers 200 with errors in the body; the status stored above
-	// only decides what is replayed.
-	w.WriteHeader(http.StatusOK)
+	// GraphQL answers 200 with errors in the body (a refusal by the rate
+	// limit excepted); the status stored above only decides what is
+	// replayed.
+	w.WriteHeader(st.apply(w.Header(), http.StatusOK))
 	_, _ = w.Write(resp.Body)
 }
 
@@ -264,12 +278,15 @@ func (h *gqlHandler) authorize(r *http.Request) (merchants.Principal, error) {
 // allow applies the per-key rate limit.
 func (h *gqlHandler) allow(p merchants.Principal) error {
 	if h.limiter != nil {
-		if ok, retry := h.limiter.Allow(p.KeyPrefix + p.MerchantID + p.Mode + p.Kind); !ok {
+		if ok, retry := h.limiter.Allow(limiterKey(p)); !ok {
 			return &retryError{apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry), retry}
 		}
 	}
 	return nil
 }
+
+// limiterKey is p's bucket in the rate limit, the one REST uses.
+func limiterKey(p merchants.Principal) string { return p.KeyPrefix + p.MerchantID + p.Mode + p.Kind }
 
 type retryError struct {
 	err   *apperr.Error
@@ -401,7 +418,7 @@ func (o *outcome) worst() int {
 
 func (o *outcome) failed() bool { return o.worst() > 0 }
 
-// presentError maps error kinds to extensions.code (CONTRACT 2), naming bad
+// presentError maps error kinds to extensions.code (apperr's table), naming bad
 // fields, and never leaks internals.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
@@ -597,115 +614,6 @@ func originChecker(allowed []string) func(r *http.Request) bool {
 		}
 		return false
 	}
-}
-
-// depthLimit refuses operations nested deeper than max.
-type depthLimit struct{ max int }
-
-func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
-func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
-func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil {
-		return nil
-	}
-	if depth(oc.Operation.SelectionSet, 0) > d.max {
-		return gqlerror.Errorf("the operation is nested more than %d levels deep", d.max)
-	}
-	return nil
-}
-
-// wsRateLimit applies the per-key rate limit (CONTRACT 9) to each query
-// and subscription of a WebSocket connection, as every HTTP request and
-// every WebSocket mutation already is: the operation is answered
-// RATE_LIMITED and the connection stays open.
-type wsRateLimit struct{ h *gqlHandler }
-
-func (wsRateLimit) ExtensionName() string                   { return "WebSocketRateLimit" }
-func (wsRateLimit) Validate(graphql.ExecutableSchema) error { return nil }
-func (l wsRateLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if overHTTP, _ := ctx.Value(overHTTPKey{}).(bool); overHTTP || oc.Operation == nil || oc.Operation.Operation == ast.Mutation {
-		return nil
-	}
-	p, ok := merchants.PrincipalFrom(ctx)
-	if !ok {
-		return nil
-	}
-	if err := l.h.allow(p); err != nil {
-		var re *retryError
-		errors.As(err, &re)
-		return &gqlerror.Error{Message: re.err.Message, Err: re.err}
-	}
-	return nil
-}
-
-// overHTTPKey marks the context of a GraphQL request made over plain HTTP.
-type overHTTPKey struct{}
-
-// subscriptionRules refuses a subscription over plain HTTP (it would hold
-// the request open until the first event, then end: subscriptions are
-// served over WebSocket) and one that selects more than one root field
-// (GraphQL's "Single root field" rule, which gqlparser does not check;
-// gqlgen's executor would refuse it with an error of its own that reads as
-// the service's fault).
-type subscriptionRules struct{}
-
-func (subscriptionRules) ExtensionName() string                   { return "SubscriptionRules" }
-func (subscriptionRules) Validate(graphql.ExecutableSchema) error { return nil }
-func (subscriptionRules) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
-		return nil
-	}
-	if http, _ := ctx.Value(overHTTPKey{}).(bool); http {
-		return gqlerror.Errorf("subscriptions are served over WebSocket on this path (graphql-transport-ws or graphql-ws), not over HTTP POST")
-	}
-	if n := rootFields(oc.Operation.SelectionSet, 0); n != 1 {
-		return gqlerror.Errorf("a subscription must select exactly one root field; this one selects %d", n)
-	}
-	return nil
-}
-
-// rootFields counts the fields of set, through its fragments.
-func rootFields(set ast.SelectionSet, level int) int {
-	n := 0
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			n++
-		case *ast.InlineFragment:
-			if level < 16 {
-				n += rootFields(s.SelectionSet, level+1)
-			}
-		case *ast.FragmentSpread:
-			if s.Definition != nil && level < 16 {
-				n += rootFields(s.Definition.SelectionSet, level+1)
-			}
-		}
-	}
-	return n
-}
-
-func depth(set ast.SelectionSet, level int) int {
-	if level > 64 {
-		return level
-	}
-	best := level
-	for _, sel := range set {
-		var n int
-		switch s := sel.(type) {
-		case *ast.Field:
-			n = depth(s.SelectionSet, level+1)
-		case *ast.InlineFragment:
-			n = depth(s.SelectionSet, level)
-		case *ast.FragmentSpread:
-			if s.Definition != nil {
-				n = depth(s.Definition.SelectionSet, level)
-			}
-		}
-		if n > best {
-			best = n
-		}
-	}
-	return best
 }
 
 // buffer captures gqlgen's answer so it can be stored for replay.

@@ -29,8 +29,7 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	return a.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/healthz":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+			healthz(w, r)
 		case p == "/readyz":
 			a.ready(w, r)
 		case strings.HasPrefix(p, rest.Prefix+"/"):

@@ -452,8 +452,11 @@ type WebhookAttempt struct {
 	StartedAt  time.Time `json:"startedAt"`
 	LatencyMs  int       `json:"latencyMs"`
 	StatusCode *int      `json:"statusCode,omitempty"`
-	Error      *string   `json:"error,omitempty"`
-	// The start of the receiver's answer.
+	// Why the attempt failed: "HTTP 503" and the like when the receiver answered;
+	// otherwise one word, connection_refused, timeout, tls_error, dns_error,
+	// refused_address (not a public internet address) or connection_error.
+	Error *string `json:"error,omitempty"`
+	// The start of the receiver's answer (at most 1 KiB).
 	ResponseBody string `json:"responseBody"`
 	Success      bool   `json:"success"`
 }
@@ -464,14 +467,15 @@ type WebhookDelivery struct {
 	EndpointID string `json:"endpointId"`
 	URL        string `json:"url"`
 	// pending, succeeded or failed.
-	Status         string            `json:"status"`
-	AttemptCount   int               `json:"attemptCount"`
-	NextAttemptAt  *time.Time        `json:"nextAttemptAt,omitempty"`
-	LastStatusCode *int              `json:"lastStatusCode,omitempty"`
-	LastError      *string           `json:"lastError,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	CompletedAt    *time.Time        `json:"completedAt,omitempty"`
-	Attempts       []*WebhookAttempt `json:"attempts"`
+	Status         string     `json:"status"`
+	AttemptCount   int        `json:"attemptCount"`
+	NextAttemptAt  *time.Time `json:"nextAttemptAt,omitempty"`
+	LastStatusCode *int       `json:"lastStatusCode,omitempty"`
+	// The last attempt's error, worded as WebhookAttempt.error.
+	LastError   *string           `json:"lastError,omitempty"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	CompletedAt *time.Time        `json:"completedAt,omitempty"`
+	Attempts    []*WebhookAttempt `json:"attempts"`
 }
 
 type WebhookEndpoint struct {

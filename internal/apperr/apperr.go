@@ -41,6 +41,14 @@ const (
 	Unavailable          Kind = "UNAVAILABLE"
 )
 
+// Kinds of a GraphQL operation stopped by its limits: too costly to start,
+// out of time, or an answer too large to send.
+const (
+	QueryTooComplex  Kind = "QUERY_TOO_COMPLEX"
+	Timeout          Kind = "TIMEOUT"
+	ResponseTooLarge Kind = "RESPONSE_TOO_LARGE"
+)
+
 var statusOf = map[Kind]int{
 	BadRequest:           http.StatusBadRequest,
 	Validation:           http.StatusBadRequest,
@@ -68,6 +76,10 @@ var statusOf = map[Kind]int{
 	RateLimited:          http.StatusTooManyRequests,
 	Internal:             http.StatusInternalServerError,
 	Unavailable:          http.StatusServiceUnavailable,
+
+	QueryTooComplex:  http.StatusBadRequest,
+	Timeout:          http.StatusServiceUnavailable,
+	ResponseTooLarge: http.StatusBadRequest,
 }
 
 // Status is the HTTP status of a kind (500 for an unknown kind).

@@ -70,6 +70,8 @@ func startService(ctx context.Context, dbURL string, o options, workers bool, en
 		"LISTEN_ADDR=127.0.0.1:"+port,
 		"PUBLIC_BASE_URL="+s.URL,
 		"RATE_LIMIT=0",
+		// The fan-out opens all its subscribers with one key.
+		"WS_MAX_SOCKETS_PER_KEY=0",
 		"LOG_LEVEL="+o.logLevel,
 		"WEBHOOK_ALLOW_PRIVATE=true",
 	)

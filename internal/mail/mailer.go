@@ -57,8 +57,6 @@ type Mailer struct {
 	cfg   Config
 	from  string
 	owner string
-	// send is cfg.SMTP.Send, or nil without SMTP.
-	send  func(ctx context.Context, to string, msg []byte) error
 	nudge chan struct{}
 }
 
@@ -84,7 +82,6 @@ func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 	m := &Mailer{db: db, clock: c, cfg: cfg, from: DefaultFrom, owner: "mail_" + uuid.NewString(), nudge: make(chan struct{}, 1)}
 	if cfg.SMTP != nil {
 		m.from = cfg.SMTP.From
-		m.send = cfg.SMTP.Send
 	}
 	return m
 }
@@ -158,7 +155,7 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 			SetID("eml_" + uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
 			SetEventID(ev.EventID).SetEventType(ev.Type).SetToAddress(mer.Email).
 			SetSubject(subject).SetBody(body).SetCreatedAt(now).SetUpdatedAt(now)
-		if m.send == nil {
+		if m.cfg.SMTP == nil {
 			// Nothing to send it with: it is written kept, with no lease
 			// or attempt to record later, and logged once committed.
 			row.SetStatus(StatusKept)
@@ -171,7 +168,7 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if m.send == nil {
+	if m.cfg.SMTP == nil {
 		store.AfterCommit(ctx, func() {
 			for _, k := range kept {
 				k.log(m.cfg.Log)
@@ -260,14 +257,16 @@ type outcome struct {
 	set func(*ent.EmailNotificationUpdate)
 }
 
-// processAll sends the claimed e-mails one by one, then records their
-// outcomes in one database transaction (see jobs.InBatchAll: should it
-// fail, each is recorded on its own).
+// processAll sends the claimed e-mails one by one over one SMTP
+// connection, then records their outcomes in one database transaction
+// (see jobs.InBatchAll: should it fail, each is recorded on its own).
 func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) {
+	b := &batchSender{smtp: m.cfg.SMTP}
 	outs := make([]outcome, len(rows))
 	for i, e := range rows {
-		outs[i] = outcome{e: e, set: m.process(ctx, e)}
+		outs[i] = outcome{e: e, set: m.process(ctx, b, e)}
 	}
+	b.close()
 	for i, err := range jobs.InBatchAll(ctx, m.db, outs, m.finishAll) {
 		if err != nil {
 			m.cfg.Log.Error("recording e-mail outcome failed", "email", outs[i].e.ID, "err", err)
@@ -277,14 +276,14 @@ func (m *Mailer) processAll(ctx context.Context, rows []*ent.EmailNotification) 
 
 // process sends one claimed e-mail (outside any transaction) and returns
 // how to record the outcome; without SMTP it logs the message and keeps it.
-func (m *Mailer) process(ctx context.Context, e *ent.EmailNotification) func(*ent.EmailNotificationUpdate) {
+func (m *Mailer) process(ctx context.Context, b *batchSender, e *ent.EmailNotification) func(*ent.EmailNotificationUpdate) {
 	now := m.clock.Now()
-	if m.send == nil {
+	if m.cfg.SMTP == nil {
 		keptMail{to: e.ToAddress, subject: e.Subject, event: e.EventID, merchant: e.MerchantID, body: e.Body}.log(m.cfg.Log)
 		return keep
 	}
 	msg := Render(m.from, e.ToAddress, e.Subject, e.Body, e.EventID+"@merchantpay", now)
-	err := m.send(ctx, e.ToAddress, msg)
+	err := b.send(ctx, e.ToAddress, msg)
 	attempts := e.Attempts + 1
 	if err == nil {
 		sentAt := m.clock.Now()
@@ -326,7 +325,7 @@ func keep(u *ent.EmailNotificationUpdate) { u.SetStatus(StatusKept).ClearNextAtt
 // every e-mail was kept, the same update for all: one for the batch;
 // otherwise one each (see finish).
 func (m *Mailer) finishAll(ctx context.Context, outs []outcome) error {
-	if m.send == nil {
+	if m.cfg.SMTP == nil {
 		ids := make([]string, len(outs))
 		for i, o := range outs {
 			ids[i] = o.e.ID

@@ -1,4 +1,5 @@
-// Package ratelimit is the per-key token bucket of CONTRACT 9 (per instance).
+// Package ratelimit is the per-key token bucket (one per instance): each
+// request takes tokens, which come back at a steady rate up to a burst.
 package ratelimit
 
 import (
@@ -16,6 +17,14 @@ type Limiter struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	sweep   time.Time
+	refused uint64 // guarded by mu
+}
+
+// Refused is how many requests the limiter has refused.
+func (l *Limiter) Refused() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
 }
 
 type bucket struct {
@@ -33,7 +42,14 @@ func New(rate, burst int, now func() time.Time) *Limiter {
 
 // Allow takes one token for key; when none is left it returns the seconds to
 // wait.
-func (l *Limiter) Allow(key string) (bool, int) {
+func (l *Limiter) Allow(key string) (bool, int) { return l.AllowN(key, 1) }
+
+// AllowN takes n tokens for key at once, or none: when fewer are left it
+// returns the seconds to wait until there are enough. n above the burst is
+// taken as the burst (the whole bucket), so that a request is never refused
+// for ever.
+func (l *Limiter) AllowN(key string, n int) (bool, int) {
+	need := math.Min(math.Max(float64(n), 1), l.burst)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -53,11 +69,12 @@ func (l *Limiter) Allow(key string) (bool, int) {
 	}
 	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
 	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.tokens >= need {
+		b.tokens -= need
 		return true, 0
 	}
-	wait := int(math.Ceil((1 - b.tokens) / l.rate))
+	l.refused++
+	wait := int(math.Ceil((need - b.tokens) / l.rate))
 	if wait < 1 {
 		wait = 1
 	}

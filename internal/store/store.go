@@ -44,28 +44,35 @@ type DB struct {
 	tr *tracer
 }
 
-// Open connects to rawURL: "postgres://..." or "sqlite:PATH".
+// Open connects to rawURL: "postgres://..." or "sqlite:PATH", with the
+// default Options.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
+	return OpenWith(ctx, rawURL, Options{})
+}
+
+// OpenWith is Open with the pool and statement settings of opt.
+func OpenWith(ctx context.Context, rawURL string, opt Options) (*DB, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL)
+		return openPostgres(ctx, rawURL, opt)
 	case strings.HasPrefix(rawURL, "sqlite:"):
+		// opt does not apply: see Options.
 		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
 	default:
 		return nil, fmt.Errorf("store: DATABASE_URL must start with postgres:// or sqlite: (got %q)", redact(rawURL))
 	}
 }
 
-func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
-	connector, err := pq.NewConnector(withConnectTimeout(rawURL))
+func openPostgres(ctx context.Context, rawURL string, opt Options) (*DB, error) {
+	connector, err := pq.NewConnector(withStatementTimeout(withConnectTimeout(rawURL), opt.StatementTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
 	connector.Dialer(dialer{})
 	tr := newTracer("postgresql")
 	db := sql.OpenDB(cachingConnector{Connector: connector, tr: tr})
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(32)
+	db.SetMaxOpenConns(opt.maxConns())
+	db.SetMaxIdleConns(opt.maxConns())
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -303,6 +310,9 @@ func Classify(err error) error {
 	}
 	if Unreachable(err) {
 		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
+	}
+	if statementCanceled(err) {
+		return apperr.Wrap(apperr.Unavailable, err, "the database did not answer in time; try again shortly")
 	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && (pqErr.Code == "22021" || pqErr.Code == "22P05") {

@@ -9,17 +9,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // MaxURLLength bounds an endpoint URL.
 const MaxURLLength = 2048
-
-const (
-	dialTimeout   = 10 * time.Second
-	dialKeepAlive = 30 * time.Second
-)
 
 // Address kinds the guard refuses, worded for merchants.
 const (
@@ -30,6 +23,7 @@ const (
 	kindCGNAT       = "a carrier-grade NAT (shared) address"
 	kindMulticast   = "a multicast address"
 	kindReserved    = "a reserved address"
+	kindLocalName   = "a name that only resolves inside a local network"
 )
 
 type blockedRange struct {
@@ -38,8 +32,10 @@ type blockedRange struct {
 }
 
 // blockedRanges are the IPv4 and IPv6 ranges that are not the public
-// internet. IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4
-// (2002::/16) addresses are judged by the IPv4 address inside them.
+// internet: the special-purpose address registries' entries that are not
+// globally reachable, or serve a protocol rather than hosts. IPv4-mapped
+// (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses are
+// judged by the IPv4 address inside them.
 var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("0.0.0.0/8"), kindUnspecified},
 	{netip.MustParsePrefix("10.0.0.0/8"), kindPrivate},
@@ -49,7 +45,11 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("172.16.0.0/12"), kindPrivate},
 	{netip.MustParsePrefix("192.0.0.0/24"), kindReserved},
 	{netip.MustParsePrefix("192.0.2.0/24"), kindReserved},
+	{netip.MustParsePrefix("192.31.196.0/24"), kindReserved}, // AS112
+	{netip.MustParsePrefix("192.52.193.0/24"), kindReserved}, // AMT
+	{netip.MustParsePrefix("192.88.99.0/24"), kindReserved},  // 6to4 relay anycast, deprecated
 	{netip.MustParsePrefix("192.168.0.0/16"), kindPrivate},
+	{netip.MustParsePrefix("192.175.48.0/24"), kindReserved}, // AS112 direct delegation
 	{netip.MustParsePrefix("198.18.0.0/15"), kindReserved},
 	{netip.MustParsePrefix("198.51.100.0/24"), kindReserved},
 	{netip.MustParsePrefix("203.0.113.0/24"), kindReserved},
@@ -61,7 +61,11 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("::/96"), kindReserved}, // IPv4-compatible, deprecated
 	{netip.MustParsePrefix("64:ff9b:1::/48"), kindPrivate},
 	{netip.MustParsePrefix("100::/64"), kindReserved},
+	{netip.MustParsePrefix("2001::/23"), kindReserved}, // IETF protocol assignments, Teredo included
 	{netip.MustParsePrefix("2001:db8::/32"), kindReserved},
+	{netip.MustParsePrefix("2620:4f:8000::/48"), kindReserved}, // AS112 direct delegation
+	{netip.MustParsePrefix("3fff::/20"), kindReserved},         // documentation
+	{netip.MustParsePrefix("5f00::/16"), kindReserved},         // SRv6 segment identifiers
 	{netip.MustParsePrefix("fc00::/7"), kindPrivate},
 	{netip.MustParsePrefix("fe80::/10"), kindLinkLocal},
 	{netip.MustParsePrefix("fec0::/10"), kindPrivate}, // site-local, deprecated
@@ -99,16 +103,20 @@ func blockedKind(addr netip.Addr) string {
 
 // BlockedAddressError reports an address that is not on the public
 // internet. Its message is written for merchants.
+//
+// A host name's message never names the address it resolved to: that
+// address may be the only thing an internal name server tells the world,
+// so it goes to the logs (Addr) and not into the message.
 type BlockedAddressError struct {
 	Host string     // the host name, or "" for an IP literal
-	Addr netip.Addr // the refused address (zero for localhost, refused by name)
+	Addr netip.Addr // the refused address (zero for a name refused without a lookup)
 	Kind string     // e.g. "a private network address"
 }
 
 func (e *BlockedAddressError) Error() string {
 	switch {
 	case e.Host != "" && e.Addr.IsValid():
-		return fmt.Sprintf("%s resolves to %s, %s", e.Host, e.Addr, e.Kind)
+		return fmt.Sprintf("%s resolves to %s", e.Host, e.Kind)
 	case e.Host != "":
 		return fmt.Sprintf("%s is %s", e.Host, e.Kind)
 	default:
@@ -137,7 +145,8 @@ func urlErr(cause error, format string, args ...any) *URLError {
 // an IP literal, or every address the host name resolves to through
 // resolver (net.DefaultResolver when nil), must not be loopback, private,
 // link-local, CGNAT, unspecified, multicast or reserved, IPv4-mapped forms
-// included; "localhost" and "*.localhost" are refused without a lookup.
+// included; names that only resolve locally (see localNameKind) are
+// refused without a lookup.
 //
 // A refusal is a *URLError whose message is fit for the merchant; if ctx
 // ends during the lookup, the ctx error is returned instead.
@@ -188,8 +197,8 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.
 	if allowPrivate {
 		return nil
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return blocked(&BlockedAddressError{Host: host, Kind: kindLoopback})
+	if kind := localNameKind(host); kind != "" {
+		return blocked(&BlockedAddressError{Host: host, Kind: kind})
 	}
 
 	if resolver == nil {
@@ -219,6 +228,33 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.
 
 func blocked(e *BlockedAddressError) *URLError {
 	return urlErr(e, "URL must point to a public internet address, but %s", e.Error())
+}
+
+// localSuffixes are the top-level names that name hosts of a local network
+// only: special-use names, and names long used privately that the public
+// DNS will not delegate.
+var localSuffixes = []string{
+	"local", "internal", "home.arpa", "localdomain", "lan", "intranet", "corp", "home", "private",
+}
+
+// localNameKind says why the lower-case host name (no final dot, not an IP
+// literal) can only resolve inside a local network, or "" when it may be a
+// public name: localhost and *.localhost are loopback; a single label (a
+// host of the resolver's search domains, such as "vm") and the names under
+// localSuffixes are local names.
+func localNameKind(host string) string {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return kindLoopback
+	}
+	if !strings.Contains(host, ".") {
+		return kindLocalName
+	}
+	for _, sfx := range localSuffixes {
+		if host == sfx || strings.HasSuffix(host, "."+sfx) {
+			return kindLocalName
+		}
+	}
+	return ""
 }
 
 // hostNameProblem checks a lower-case DNS name (not an IP literal) and
@@ -269,45 +305,4 @@ func isNumericLabel(l string) bool {
 		}
 	}
 	return true
-}
-
-// SafeDialContext returns a DialContext for the delivery http.Transport.
-// Unless allowPrivate, it checks the IP address of every connection just
-// before connecting, after name resolution, and refuses the same addresses
-// as CheckURL; a host name that resolved to a public address when the
-// endpoint was saved and to a private one now (DNS rebinding) is therefore
-// refused. A refusal wraps a *BlockedAddressError (use errors.As).
-//
-// Use it with Transport.Proxy nil: through a proxy the checked address
-// would be the proxy's. Redirects should not be followed either.
-func SafeDialContext(allowPrivate bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return safeDialContext(allowPrivate, nil)
-}
-
-func safeDialContext(allowPrivate bool, resolver *net.Resolver) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	base := net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Resolver: resolver}
-	if allowPrivate {
-		return base.DialContext
-	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := netip.ParseAddr(host); err == nil {
-			host = "" // an IP literal: the message names the address only
-		}
-		d := base
-		d.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("webhook delivery refused: cannot check address %q: %w", address, err)
-			}
-			if kind := blockedKind(ap.Addr()); kind != "" {
-				return fmt.Errorf("webhook delivery refused: %w", &BlockedAddressError{Host: host, Addr: ap.Addr(), Kind: kind})
-			}
-			return nil
-		}
-		return d.DialContext(ctx, network, addr)
-	}
 }

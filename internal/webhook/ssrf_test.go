@@ -78,6 +78,24 @@ func TestBlockedKind(t *testing.T) {
 		{"2001:db8::1", kindReserved},
 		{"::127.0.0.1", kindReserved},
 		{"100::1", kindReserved},
+		// Special-purpose ranges that are not globally reachable.
+		{"192.88.99.1", kindReserved},
+		{"192.31.196.1", kindReserved},
+		{"192.52.193.1", kindReserved},
+		{"192.175.48.1", kindReserved},
+		{"::ffff:192.175.48.6", kindReserved},
+		{"2001::1", kindReserved},     // Teredo
+		{"2001:1ff::1", kindReserved}, // the end of 2001::/23
+		{"2001:200::1", ""},           // just past it: public
+		{"3fff::1", kindReserved},     // documentation
+		{"3fff:fff:ffff::1", kindReserved},
+		{"3fff:1000::1", ""},
+		{"2620:4f:8000::1", kindReserved},
+		{"2620:4f:8001::1", ""},
+		{"5f00::1", kindReserved},
+		{"5f01::1", ""},
+		{"192.88.98.255", ""},
+		{"192.175.49.0", ""},
 	} {
 		got := blockedKind(netip.MustParseAddr(tc.addr))
 		if got != tc.want {
@@ -244,10 +262,10 @@ func TestCheckURLResolvedNames(t *testing.T) {
 		{"https://dual.test/hook", ""},
 		{"https://uppercase.TEST/hook", ""},
 		{"https://hooks.public.test./hook", ""},
-		{"https://internal.test/hook", "internal.test resolves to 10.0.0.5, a private network address"},
-		{"https://mixed.test/hook", "mixed.test resolves to 192.168.1.20, a private network address"},
-		{"https://mixed6.test/hook", "resolves to fd00::5, a private network address"},
-		{"https://loop.test/hook", "resolves to 127.0.0.2, a loopback address"},
+		{"https://internal.test/hook", "internal.test resolves to a private network address"},
+		{"https://mixed.test/hook", "mixed.test resolves to a private network address"},
+		{"https://mixed6.test/hook", "mixed6.test resolves to a private network address"},
+		{"https://loop.test/hook", "loop.test resolves to a loopback address"},
 		{"https://mapped.test/hook", "loopback"},
 		{"https://metadata.test/hook", "link-local"},
 		{"https://cgnat.test/hook", "carrier-grade NAT"},
@@ -260,6 +278,12 @@ func TestCheckURLResolvedNames(t *testing.T) {
 			t.Errorf("CheckURL(%q) = %v, want nil", tc.url, err)
 		case tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg)):
 			t.Errorf("CheckURL(%q) = %v, want it to mention %q", tc.url, err, tc.msg)
+		}
+		// What an internal name resolves to is never told.
+		for _, addr := range []string{"10.0.0.5", "192.168.1.20", "fd00::5", "127.0.0.2", "127.0.0.1", "169.254", "100.100"} {
+			if err != nil && strings.Contains(err.Error(), addr) {
+				t.Errorf("CheckURL(%q) = %q names the resolved address", tc.url, err)
+			}
 		}
 		// With allowPrivate nothing is looked up.
 		if err := CheckURL(ctx, tc.url, true, failingResolver(t)); err != nil {
@@ -375,7 +399,7 @@ func TestSafeDialContextRebinding(t *testing.T) {
 	}
 
 	atDelivery := fakeResolver(t, map[string][]string{"rebind.test": {"127.0.0.1"}})
-	_, err := safeDialContext(false, atDelivery)(ctx, "tcp", "rebind.test:"+port)
+	_, err := Dialer{Resolver: atDelivery}.DialContext(ctx, "tcp", "rebind.test:"+port)
 	var be *BlockedAddressError
 	if !errors.As(err, &be) {
 		t.Fatalf("dial: %v, want a *BlockedAddressError", err)
@@ -383,8 +407,10 @@ func TestSafeDialContextRebinding(t *testing.T) {
 	if be.Host != "rebind.test" || be.Addr != netip.MustParseAddr("127.0.0.1") || be.Kind != kindLoopback {
 		t.Errorf("got %+v", be)
 	}
-	if !strings.Contains(err.Error(), "rebind.test resolves to 127.0.0.1, a loopback address") {
-		t.Errorf("message %q", err)
+	// The dialer's own error names the address (it is for the logs); the
+	// guard's message does not.
+	if msg := be.Error(); msg != "rebind.test resolves to a loopback address (the server itself)" {
+		t.Errorf("message %q", msg)
 	}
 	select {
 	case <-accepted:
@@ -394,7 +420,7 @@ func TestSafeDialContextRebinding(t *testing.T) {
 
 	// The same resolver with allowPrivate really does reach the server, so
 	// the refusal above came from the guard and not from the fake DNS.
-	c, err := safeDialContext(true, atDelivery)(ctx, "tcp", "rebind.test:"+port)
+	c, err := Dialer{AllowPrivate: true, Resolver: atDelivery}.DialContext(ctx, "tcp", "rebind.test:"+port)
 	if err != nil {
 		t.Fatalf("allowPrivate dial: %v", err)
 	}
@@ -430,5 +456,57 @@ func TestSafeDialContextInTransport(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// Names that only resolve inside a local network are refused without a
+// lookup, at save time and at connect time, unless allowPrivate.
+func TestLocalNames(t *testing.T) {
+	ctx := context.Background()
+	for _, u := range []string{
+		"http://vm/", "http://vm:8080/x", "http://VM./", "https://db/hook",
+		"http://printer.local/", "https://api.internal/hook", "http://metadata.google.internal/",
+		"http://nas.home.arpa/", "http://router.lan/", "http://wiki.intranet/", "http://ad.corp/",
+		"http://box.home/", "http://x.private/", "http://localhost.localdomain/",
+	} {
+		err := CheckURL(ctx, u, false, failingResolver(t))
+		var be *BlockedAddressError
+		if !errors.As(err, &be) || be.Kind != kindLocalName {
+			t.Errorf("CheckURL(%q) = %v, want a local-name refusal", u, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "URL must point to a public internet address, but ") {
+			t.Errorf("CheckURL(%q) = %q", u, err)
+		}
+		if err := CheckURL(ctx, u, true, failingResolver(t)); err != nil {
+			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", u, err)
+		}
+	}
+	// Public names that merely contain those words are not local.
+	r := fakeResolver(t, map[string][]string{
+		"local.example.com": {"93.184.216.34"}, "internal.example.org": {"93.184.216.34"},
+		"lan.example.net": {"93.184.216.34"}, "mylocal.test": {"93.184.216.34"},
+	})
+	for _, u := range []string{"https://local.example.com/", "https://internal.example.org/", "https://lan.example.net/", "https://mylocal.test/"} {
+		if err := CheckURL(ctx, u, false, r); err != nil {
+			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
+		}
+	}
+
+	// At connect time, the name is refused before it is looked up (the
+	// resolver's search domains would otherwise complete it).
+	addr, accepted := listen(t)
+	_, port, _ := net.SplitHostPort(addr)
+	for _, host := range []string{"vm", "vm.", "api.internal", "printer.local"} {
+		_, err := Dialer{Resolver: failingResolver(t)}.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+		var be *BlockedAddressError
+		if !errors.As(err, &be) || be.Kind != kindLocalName {
+			t.Errorf("dial %s: %v, want a local-name refusal", host, err)
+		}
+	}
+	select {
+	case <-accepted:
+		t.Fatal("a refused dial reached the server")
+	case <-time.After(50 * time.Millisecond):
 	}
 }

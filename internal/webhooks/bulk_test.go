@@ -27,7 +27,7 @@ func bulkFixture(t *testing.T, url string, n int) (*store.DB, *clock.Fake, *Disp
 	tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
 	ctx := tenant.With(context.Background(), tn)
 	u := "http://127.0.0.1:1/hook"
-	if _, err := New(db, clk, false, nil).Create(ctx, CreateInput{URL: &u}); err != nil {
+	if _, err := New(db, clk, true, nil).Create(ctx, CreateInput{URL: &u}); err != nil {
 		t.Fatal(err)
 	}
 	ob := events.New(db, clk)

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,9 +53,12 @@ type DispatcherConfig struct {
 	Schedule []time.Duration
 	// Jitter moves each retry delay (webhook.NewJitter); nil for none.
 	Jitter func(time.Duration) time.Duration
-	// AllowPrivate is WEBHOOK_ALLOW_PRIVATE: live deliveries may then go to
-	// loopback and private networks.
+	// AllowPrivate is WEBHOOK_ALLOW_PRIVATE: deliveries (in either mode)
+	// may then go to loopback, private and other non-public addresses.
 	AllowPrivate bool
+	// Resolver looks receivers' host names up (nil: the system's); tests
+	// replace it.
+	Resolver *net.Resolver
 	// PollInterval is how often due work is looked for without a wake-up
 	// (retries falling due, events of other instances).
 	PollInterval time.Duration
@@ -75,6 +78,10 @@ type DispatcherConfig struct {
 	// read the payloads, most hooks' events do not need them, and a hook
 	// that does reads them.
 	FanOut func(ctx context.Context, evs []*ent.Event) error
+	// Observe, when not nil, is told of every attempt: the receiver's
+	// status (0 when no answer came), else the failure's class, and how
+	// long it took (the metrics).
+	Observe func(status int, failure string, took time.Duration)
 	Log    *slog.Logger
 }
 
@@ -85,9 +92,10 @@ type Dispatcher struct {
 	cfg   DispatcherConfig
 	// owner names this instance in leases.
 	owner string
-	// safe refuses private addresses at connect time; plain does not.
-	safe, plain *http.Client
-	nudge       chan struct{}
+	// client sends every attempt; unless AllowPrivate it refuses
+	// non-public addresses at connect time.
+	client *http.Client
+	nudge  chan struct{}
 
 	// retryMu guards retryAt, the earliest retry this instance scheduled
 	// that its timer will wake it for (zero: none pending).
@@ -138,34 +146,9 @@ func NewDispatcher(db *store.DB, c clock.Clock, cfg DispatcherConfig) *Dispatche
 	}
 	return &Dispatcher{
 		db: db, clock: c, cfg: cfg, owner: "dsp_" + uuid.NewString(),
-		safe:  newClient(cfg.AllowPrivate, cfg.Timeout, cfg.Concurrency),
-		plain: newClient(true, cfg.Timeout, cfg.Concurrency),
+		client: newClient(webhook.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, HandshakeTimeout: cfg.Timeout},
+			cfg.Timeout, cfg.Concurrency),
 		nudge: make(chan struct{}, 1),
-	}
-}
-
-// newClient sends deliveries: no proxy (the SSRF check must see the real
-// address), no redirects followed (a 3xx is a failed attempt). As many idle
-// connections per host are kept as attempts may run at once: fewer, and a
-// busy endpoint's connections are closed and dialled again all the time.
-func newClient(allowPrivate bool, timeout time.Duration, concurrency int) *http.Client {
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           webhook.SafeDialContext(allowPrivate),
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          max(100, 2*concurrency),
-		MaxIdleConnsPerHost:   concurrency,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		ExpectContinueTimeout: time.Second,
-	}
-	return &http.Client{
-		Transport: tr,
-		Timeout:   timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
 	}
 }
 
@@ -544,18 +527,6 @@ func Body(ev *ent.Event) []byte {
 	return b.Bytes()
 }
 
-// outcome is what one attempt saw.
-type outcome struct {
-	started time.Time
-	latency time.Duration
-	status  int // 0: no answer
-	err     string
-	body    string
-}
-
-// succeeded reports a 2xx answer.
-func (o outcome) succeeded() bool { return o.status >= 200 && o.status < 300 }
-
 // attempt makes one attempt of a claimed delivery and hands its outcome to
 // the recorders, without waiting for it to be recorded; finish runs once
 // the delivery is done with (recorded, abandoned or left to its lease).
@@ -583,7 +554,14 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		// the attempt is made then.
 		return
 	}
-	out := d.send(ctx, ep, ev)
+	out := d.send(ctx, dl, ep, ev)
+	if d.cfg.Observe != nil {
+		failure := ""
+		if out.status == 0 {
+			failure = out.err
+		}
+		d.cfg.Observe(out.status, failure, out.latency)
+	}
 	recorded = true
 	records <- recordReq{dl: dl, ep: ep, out: out, done: func(err error) {
 		if err != nil {
@@ -591,71 +569,6 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		}
 		finish()
 	}}
-}
-
-// send POSTs the signed body once.
-func (d *Dispatcher) send(ctx context.Context, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
-	out := outcome{started: d.clock.Now()}
-	body := Body(ev)
-	signer, err := webhook.NewSigner(ep.Secret)
-	if err != nil {
-		out.err = "the endpoint secret is unusable: " + err.Error()
-		return out
-	}
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
-	if err != nil {
-		out.err = "the endpoint URL is unusable: " + err.Error()
-		return out
-	}
-	for k, v := range signer.Headers(ev.EventID, out.started, body) {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", userAgent)
-	client := d.plain
-	if ep.Mode == tenant.Live && !d.cfg.AllowPrivate {
-		client = d.safe
-	}
-	start := time.Now()
-	res, err := client.Do(req)
-	if err != nil {
-		out.latency = time.Since(start)
-		out.err = describe(err, d.cfg.Timeout)
-		return out
-	}
-	kept, _ := io.ReadAll(io.LimitReader(res.Body, ResponseKeep))
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, drainLimit))
-	res.Body.Close()
-	out.latency = time.Since(start)
-	out.status = res.StatusCode
-	out.body = clean(string(kept))
-	switch {
-	case res.StatusCode >= 200 && res.StatusCode < 300:
-	case res.StatusCode >= 300 && res.StatusCode < 400:
-		out.err = fmt.Sprintf("HTTP %d: redirects are not followed", res.StatusCode)
-	default:
-		out.err = fmt.Sprintf("HTTP %d", res.StatusCode)
-	}
-	return out
-}
-
-// describe words a transport failure for the merchant.
-func describe(err error, timeout time.Duration) string {
-	var blocked *webhook.BlockedAddressError
-	switch {
-	case errors.As(err, &blocked):
-		return "delivery refused: " + blocked.Error()
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return fmt.Sprintf("no answer within %s", timeout)
-	}
-	return clean(err.Error())
-}
-
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
 }
 
 // clean makes text storable in a text column (valid UTF-8, no NUL).

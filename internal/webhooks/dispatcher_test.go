@@ -37,7 +37,7 @@ func TestTwoDispatchersSendOnce(t *testing.T) {
 			mu.Unlock()
 		}))
 		defer rcv.Close()
-		svc := webhooks.New(dbs[0], clk, false, nil)
+		svc := webhooks.New(dbs[0], clk, true, nil)
 		u := rcv.URL
 		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestTwoDispatchersSendOnce(t *testing.T) {
 		runCtx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for _, db := range dbs {
-			d := webhooks.NewDispatcher(db, clk, webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 4})
+			d := webhooks.NewDispatcher(db, clk, webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 4, AllowPrivate: true})
 			wg.Add(1)
 			go func() { defer wg.Done(); d.Run(runCtx) }()
 		}
@@ -135,7 +135,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 			<-gate
 		}))
 		defer rcv.Close()
-		svc := webhooks.New(db, clk, false, nil)
+		svc := webhooks.New(db, clk, true, nil)
 		u := rcv.URL
 		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 			ev, _ := eventtest.Emit(t, db, ob, tn, "deposit.success")
 			ids = append(ids, ev.EventID)
 		}
-		cfg := webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 2}
+		cfg := webhooks.DispatcherConfig{PollInterval: 5 * time.Millisecond, Concurrency: 2, AllowPrivate: true}
 
 		runCtx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
@@ -222,7 +222,7 @@ func TestRetryOnTime(t *testing.T) {
 			}
 		}))
 		defer rcv.Close()
-		svc := webhooks.New(db, clk, false, nil)
+		svc := webhooks.New(db, clk, true, nil)
 		u := rcv.URL
 		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
@@ -230,7 +230,7 @@ func TestRetryOnTime(t *testing.T) {
 		ev, _ := eventtest.Emit(t, db, events.New(db, clk), tn, "deposit.success")
 		runCtx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cfg := webhooks.DispatcherConfig{PollInterval: time.Hour, Concurrency: 2, Schedule: []time.Duration{100 * time.Millisecond}}
+		cfg := webhooks.DispatcherConfig{PollInterval: time.Hour, Concurrency: 2, AllowPrivate: true, Schedule: []time.Duration{100 * time.Millisecond}}
 		go webhooks.NewDispatcher(db, clk, cfg).Run(runCtx)
 		deadline := time.Now().Add(20 * time.Second)
 		for {

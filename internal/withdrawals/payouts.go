@@ -26,6 +26,9 @@ type PayoutOptions struct {
 	// Recheck is the earliest next look at a pending payout when the rails
 	// name no time; default 5s.
 	Recheck time.Duration
+	// Completed, when not nil, is told of every payout this worker ends:
+	// StatusSuccess or StatusFailed (the metrics).
+	Completed func(status string)
 	// Gap is the least real time between two passes; default 25ms. Every
 	// accepted withdrawal wakes the worker, and under load one claim per
 	// commit would compete with the accepting transactions for the
@@ -170,11 +173,24 @@ func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
 	}
 	for i, err := range jobs.InBatchAll(rctx, p.s.db, batch, p.recordBatch) {
 		report(batch[i], err)
+		if err == nil && batch[i].err == nil && batch[i].res.Status == rails.PayoutSucceeded {
+			p.completed(StatusSuccess)
+		}
 	}
 	for _, a := range alone {
-		report(a, p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) }))
+		err := p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) })
+		report(a, err)
+		if err == nil {
+			p.completed(StatusFailed)
+		}
 	}
 	return errs
+}
+
+func (p *Payouts) completed(status string) {
+	if p.opt.Completed != nil {
+		p.opt.Completed(status)
+	}
 }
 
 // answer is what the rails said about one claimed payout, to be recorded.

@@ -107,12 +107,31 @@ type Server struct {
 	// runs mutations this way, as it runs those of POST /graphql: in one
 	// database transaction, with idempotency.
 	Mutation func(ctx context.Context, payload json.RawMessage) (run func() json.RawMessage, ok bool)
+	// MaxSubscriptions bounds the operations one connection runs at once:
+	// its subscriptions, and a query or mutation while it runs. One more
+	// is answered with an error message for its id, and the connection
+	// stays open; ending one frees its place. 0: no bound.
+	MaxSubscriptions int
+	// MaxSocketsPerKey bounds the connections open at once under one key
+	// (SocketKey): one more is refused, with Refuse before the upgrade
+	// when its upgrade request authenticated, else with a close
+	// (CodeTooManyRequests) on connection_init. Closing one frees its
+	// place. 0: no bound.
+	MaxSocketsPerKey int
+	// SocketKey names the key a connection counts under, from the upgrade
+	// request's context and then from the one Init returns; "" (or a nil
+	// SocketKey) counts it under none.
+	SocketKey func(ctx context.Context) string
+	// Refuse answers an upgrade request refused before the upgrade (nil: a
+	// plain-text HTTP error of the error kind's status).
+	Refuse func(w http.ResponseWriter, r *http.Request, err error)
 
 	once     sync.Once
 	upgrader websocket.Upgrader
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
+	perKey   map[string]int // open connections by SocketKey
 	shutdown bool
 }
 
@@ -139,6 +158,7 @@ func (s *Server) setup() {
 			WriteBufferPool: &writeBuffers,
 		}
 		s.conns = map[*conn]struct{}{}
+		s.perKey = map[string]int{}
 	})
 }
 
@@ -148,8 +168,16 @@ func (s *Server) Supports(r *http.Request) bool { return websocket.IsWebSocketUp
 // Do upgrades r and returns; the connection lives on in its own goroutine.
 func (s *Server) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	s.setup()
+	// Authenticated by its headers: counted under its key now, so that one
+	// too many is refused before the upgrade.
+	key := s.keyOf(r.Context())
+	if !s.claim(key) {
+		s.refuse(w, r, s.tooManySockets())
+		return
+	}
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		s.release(key)
 		// gorilla has answered the request with an HTTP error.
 		obs.Log(r.Context()).Info("websocket upgrade refused", "err", err)
 		return
@@ -160,7 +188,7 @@ func (s *Server) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	// upgrade headers) and ends when the connection does.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &conn{s: s, ws: ws, exec: exec, cancel: cancel, legacy: ws.Subprotocol() != TransportWS,
-		ops: map[string]*op{}}
+		ops: map[string]*op{}, key: key}
 	c.ctx = context.WithValue(ctx, connKey{}, c) // for Close
 	if !s.add(c) {
 		c.close(websocket.CloseGoingAway, "the service is shutting down")
@@ -179,9 +207,11 @@ func (s *Server) add(c *conn) bool {
 	return true
 }
 
-func (s *Server) remove(c *conn) {
+// remove forgets c, which was counted under key.
+func (s *Server) remove(c *conn, key string) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.releaseLocked(key)
 	s.mu.Unlock()
 }
 
@@ -248,6 +278,9 @@ type conn struct {
 	runq     []*op
 	draining bool
 	ka       *time.Timer
+	// key is what the connection counts under for MaxSocketsPerKey, once
+	// counted.
+	key string
 }
 
 // op is one operation (subscribe / start).
@@ -361,6 +394,13 @@ func (c *conn) handle(m message) (int, string) {
 			// an error for the operation instead, below).
 			return CodeBadRequest, "Invalid message received: subscribe needs a payload object with a query string"
 		}
+		// Refused before the key's check, which costs a database query:
+		// only this goroutine starts operations, so the count cannot rise
+		// before subscribe registers this one.
+		if c.atCapacity(m.ID) {
+			c.write(message{ID: m.ID, Type: "error", Payload: c.tooManyOperations()})
+			return 0, ""
+		}
 		if c.s.Authorize != nil {
 			c.mu.Lock()
 			ctx := c.ctx
@@ -403,16 +443,20 @@ func (c *conn) init(payload json.RawMessage) (int, string) {
 		}
 	}
 	ctx := c.ctx
+	var err error
 	if c.s.Init != nil {
-		var err error
-		if ctx, err = c.s.Init(c.ctx, p); err != nil {
-			ce := &CloseError{Code: CodeForbidden, Reason: err.Error()}
-			errors.As(err, &ce)
-			if c.legacy {
-				c.write(message{Type: "connection_error", Payload: errorPayload(ce.Reason)})
-			}
-			return ce.Code, ce.Reason
+		ctx, err = c.s.Init(c.ctx, p)
+	}
+	if err == nil {
+		err = c.admit(ctx)
+	}
+	if err != nil {
+		ce := &CloseError{Code: CodeForbidden, Reason: err.Error()}
+		errors.As(err, &ce)
+		if c.legacy {
+			c.write(message{Type: "connection_error", Payload: errorPayload(ce.Reason)})
 		}
+		return ce.Code, ce.Reason
 	}
 	_ = c.ws.SetReadDeadline(time.Time{})
 	c.mu.Lock()
@@ -711,6 +755,7 @@ func (c *conn) close(code int, reason string) {
 		c.ka.Stop()
 	}
 	c.runq = nil
+	key := c.key
 	c.mu.Unlock()
 	if code >= 0 {
 		c.wmu.Lock()
@@ -719,7 +764,7 @@ func (c *conn) close(code int, reason string) {
 	}
 	_ = c.ws.Close()
 	c.cancel()
-	c.s.remove(c)
+	c.s.remove(c, key)
 }
 
 func errorPayload(msg string) json.RawMessage {

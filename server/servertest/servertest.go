@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,19 +36,31 @@ type Env struct {
 	Kind string
 }
 
-// Option changes the environment variables of the service under test.
-type Option func(env map[string]string)
+// Option changes how the service under test is started.
+type Option func(s *settings)
+
+// settings are what the options set.
+type settings struct {
+	env       map[string]string
+	noWorkers bool
+	resolver  *net.Resolver
+}
 
 // With sets one environment variable.
-func With(name, value string) Option { return func(m map[string]string) { m[name] = value } }
-
-// noWorkers is the key WithoutWorkers sets; it is not an environment variable
-// of the service.
-const noWorkers = "\x00servertest:no-workers"
+func With(name, value string) Option { return func(s *settings) { s.env[name] = value } }
 
 // WithoutWorkers starts no background workers (job pollers, dispatchers), so
 // a test decides alone what happens to a row and when.
-func WithoutWorkers() Option { return func(m map[string]string) { m[noWorkers] = "1" } }
+func WithoutWorkers() Option { return func(s *settings) { s.noWorkers = true } }
+
+// WithWebhookGuard turns the webhook address guard on, as in production
+// (WEBHOOK_ALLOW_PRIVATE=false). By default the harness turns it off, so
+// tests can deliver to receivers on 127.0.0.1.
+func WithWebhookGuard() Option { return With("WEBHOOK_ALLOW_PRIVATE", "false") }
+
+// WithWebhookResolver makes the service look webhook hosts up through r,
+// when endpoints are saved and when deliveries connect.
+func WithWebhookResolver(r *net.Resolver) Option { return func(s *settings) { s.resolver = r } }
 
 // Each runs fn once per available database with a fresh service.
 func Each(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) {
@@ -70,19 +83,21 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	e.Srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(e.Srv.Close)
 	e.URL = e.Srv.URL
-	vars := map[string]string{
-		"DATABASE_URL":          dbURL,
-		"PUBLIC_BASE_URL":       e.URL,
-		"RATE_LIMIT":            "0",
+	set := settings{env: map[string]string{
+		"DATABASE_URL":    dbURL,
+		"PUBLIC_BASE_URL": e.URL,
+		"RATE_LIMIT":      "0",
+		// Receivers under test listen on 127.0.0.1; WithWebhookGuard turns
+		// the guard back on.
 		"WEBHOOK_ALLOW_PRIVATE": "true",
 		"SANDBOX_PAYOUT_DELAY":  "3s",
 		// Quotes at exactly the configured mid; tests opt into the sandbox market.
 		"PRICE_SOURCE": "static",
-	}
+	}}
 	for _, o := range opts {
-		o(vars)
+		o(&set)
 	}
-	cfg, err := server.LoadConfig(func(k string) string { return vars[k] })
+	cfg, err := server.LoadConfig(func(k string) string { return set.env[k] })
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -91,7 +106,7 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log})
+	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log, WebhookResolver: set.resolver})
 	if err != nil {
 		t.Fatalf("start service: %v", err)
 	}
@@ -99,7 +114,7 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	h = app.Handler()
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := func() {}
-	if vars[noWorkers] == "" {
+	if !set.noWorkers {
 		wait = app.RunWorkers(ctx)
 	}
 	t.Cleanup(func() {

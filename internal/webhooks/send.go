@@ -1,0 +1,103 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/internal/webhook"
+)
+
+// outcome is what one attempt saw.
+type outcome struct {
+	started time.Time
+	latency time.Duration
+	status  int // 0: no answer
+	// err is what the merchant reads about a failed attempt: "HTTP 503",
+	// or a class of webhook.ClassifyFailure when no answer came.
+	err  string
+	body string
+}
+
+// succeeded reports a 2xx answer.
+func (o outcome) succeeded() bool { return o.status >= 200 && o.status < 300 }
+
+// newClient sends deliveries through dialer: no proxy (the SSRF check must
+// see the real address), no redirects followed (a 3xx is a failed
+// attempt). As many idle connections per host are kept as attempts may run
+// at once: fewer, and a busy endpoint's connections are closed and dialled
+// again all the time.
+func newClient(dialer webhook.Dialer, timeout time.Duration, concurrency int) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		DialTLSContext:        dialer.DialTLSContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          max(100, 2*concurrency),
+		MaxIdleConnsPerHost:   concurrency,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// send POSTs the signed body of delivery dl once. A failure without an
+// answer is recorded as its class only; the error itself, which may name
+// internal addresses, name servers or ports, goes to the log.
+func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
+	out := outcome{started: d.clock.Now()}
+	body := Body(ev)
+	signer, err := webhook.NewSigner(ep.Secret)
+	if err != nil {
+		out.err = "the endpoint secret is unusable"
+		d.cfg.Log.Error("webhook attempt: unusable secret", "delivery", dl.ID, "endpoint", ep.ID, "err", err)
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		out.err = "the endpoint URL is unusable"
+		d.cfg.Log.Warn("webhook attempt: unusable URL", "delivery", dl.ID, "endpoint", ep.ID, "err", err)
+		return out
+	}
+	for k, v := range signer.Headers(ev.EventID, out.started, body) {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	start := time.Now()
+	res, err := d.client.Do(req)
+	if err != nil {
+		out.latency = time.Since(start)
+		out.err = webhook.ClassifyFailure(err)
+		d.cfg.Log.Info("webhook attempt got no answer", "delivery", dl.ID, "endpoint", ep.ID,
+			"merchant", ep.MerchantID, "class", out.err, "err", err)
+		return out
+	}
+	kept, _ := io.ReadAll(io.LimitReader(res.Body, ResponseKeep))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, drainLimit))
+	res.Body.Close()
+	out.latency = time.Since(start)
+	out.status = res.StatusCode
+	out.body = clean(string(kept))
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		out.err = fmt.Sprintf("HTTP %d: redirects are not followed", res.StatusCode)
+	default:
+		out.err = fmt.Sprintf("HTTP %d", res.StatusCode)
+	}
+	return out
+}
