@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
-	"merchantpay/internal/tracing"
 	"merchantpay/internal/store"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
 )
 

@@ -82,7 +82,7 @@ type DispatcherConfig struct {
 	// status (0 when no answer came), else the failure's class, and how
 	// long it took (the metrics).
 	Observe func(status int, failure string, took time.Duration)
-	Log    *slog.Logger
+	Log     *slog.Logger
 }
 
 // Dispatcher fans outbox events out into deliveries and sends them.
