@@ -73,6 +73,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(subscriptionRules{})
 	srv.Use(wsRateLimit{h}) // the first token; operationLimits takes the rest
 	srv.Use(newOperationLimits(h, schema.Schema(), a.Config))
+	srv.Use(observeOperation{tracer: a.Tracing.Tracer()})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
