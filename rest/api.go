@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -91,6 +92,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, params, known := a.router.match(r.Method, path)
+	if rt != nil {
+		metrics.SetRoute(ctx, rt.Method+" "+Prefix+rt.Pattern)
+	}
 	if rt != nil && rt.Access == PublicKey {
 		allowOrigins(w.Header())
 	}
@@ -321,6 +325,7 @@ func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr
 
 func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))
+	metrics.SetCode(r.Context(), string(e.Kind))
 	if e.Kind.Status() >= 500 {
 		obs.Log(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -466,6 +467,9 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
 		out.add(kind.Status())
 	}
+	if overHTTP, _ := ctx.Value(overHTTPKey{}).(bool); overHTTP {
+		metrics.SetCode(ctx, string(kind))
+	}
 	return gerr
 }
 
@@ -572,6 +576,7 @@ func setExt(e *gqlerror.Error, k string, v any) {
 // gqlFail answers a request refused before execution in GraphQL's error
 // shape, with the HTTP status of its kind.
 func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
+	metrics.SetCode(r.Context(), string(apperr.As(err).Kind))
 	var re *retryError
 	if errors.As(err, &re) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
