@@ -142,6 +142,7 @@ func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {
 func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if websocket.IsWebSocketUpgrade(r) {
+		metrics.SetRoute(ctx, "graphql websocket")
 		if rest.KeyFrom(r.Header) != "" {
 			p, err := h.authorize(r)
 			if err != nil {
@@ -153,6 +154,8 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.srv.ServeHTTP(w, r)
 		return
 	}
+	// Named again by its operation once it is parsed (observeOperation).
+	metrics.SetRoute(ctx, "graphql")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests (and WebSocket upgrades for subscriptions)"))
