@@ -39,8 +39,6 @@ type Services struct {
 	Outbox       *events.Outbox
 	Broker       *broker.Broker
 	Withdrawals  *withdrawals.Service
-	// Sandbox is true when the built-in sandbox rails run (simulations exist).
-	Sandbox bool
 }
 
 // Resolver is the root resolver.

@@ -15,7 +15,6 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
-	"merchantpay/internal/ledger"
 	"merchantpay/internal/page"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
@@ -62,11 +61,6 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 
 // FundBalance is the resolver for the fundBalance field.
 func (r *mutationResolver) FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error) {
-	var f apperr.Fields
-	ledger.ValidateFund(&input.Currency, &input.Amount, &f)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
 	b, err := r.Svc.Ledger.Fund(ctx, input.Currency, input.Amount)
 	if err != nil {
 		return nil, err
@@ -153,9 +147,6 @@ func (r *mutationResolver) Withdraw(ctx context.Context, input model.WithdrawInp
 
 // SimulateBankTransfer is the resolver for the simulateBankTransfer field.
 func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error) {
-	if !r.Svc.Sandbox {
-		return nil, apperr.New(apperr.NotFound, "simulations exist only with the sandbox rails")
-	}
 	t, err := r.Svc.Deposits.Simulate(ctx, deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
 		Narration: input.Narration, SenderName: input.SenderName, SenderBank: input.SenderBank})
 	if err != nil {
@@ -201,9 +192,6 @@ func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDe
 
 // CompleteCryptoPay is the resolver for the completeCryptoPay field.
 func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.CompleteCryptoPayInput) (*model.Transaction, error) {
-	if !r.Svc.Sandbox {
-		return nil, apperr.New(apperr.NotFound, "simulations exist only with the sandbox rails")
-	}
 	t, err := r.Svc.CryptoPay.Complete(ctx, input.PrepayID, strings.ToLower(string(input.Outcome)))
 	if err != nil {
 		return nil, err

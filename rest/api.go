@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -51,7 +52,6 @@ type Deps struct {
 	Limiter Limiter
 	Idem    *idem.Store
 	Ops     *Ops
-	Sandbox bool
 }
 
 // API serves the REST paths under Prefix.
@@ -62,16 +62,7 @@ type API struct {
 
 // New builds the REST API.
 func New(d Deps) *API {
-	a := &API{deps: d}
-	var routes []Route
-	for _, rt := range d.Ops.routes() {
-		if rt.Sandbox && !d.Sandbox {
-			continue
-		}
-		routes = append(routes, rt)
-	}
-	a.router = newRouter(routes)
-	return a
+	return &API{deps: d, router: newRouter(d.Ops.routes())}
 }
 
 // KeyFrom reads the API key of a request: X-API-KEY, or Authorization: Bearer.
@@ -304,6 +295,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
+	SetRetryAfter(h, status)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -327,7 +319,14 @@ func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))
 	metrics.SetCode(r.Context(), string(e.Kind))
 	if e.Kind.Status() >= 500 {
-		obs.Log(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
+		level := obs.FailureLevel(r.Context())
+		if e.Kind == apperr.Unavailable && level > slog.LevelWarn {
+			// The database is down or failing over: every request says so
+			// until it is back, and /readyz already does; not an error of
+			// this request.
+			level = slog.LevelWarn
+		}
+		obs.Log(r.Context()).Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}
 	return e
 }

@@ -41,8 +41,6 @@ type Route struct {
 	Pattern string // segments; {name} matches one segment
 	Access  Access
 	Handle  Handler
-	// Sandbox routes exist only with the sandbox rails.
-	Sandbox bool
 	// Lookup marks a POST that changes nothing (name enquiry): it runs
 	// outside any database transaction, so a rails call never holds one
 	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).

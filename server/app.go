@@ -112,6 +112,9 @@ type Options struct {
 	// WebhookResolver looks webhook receivers' host names up, when endpoints
 	// are saved and when deliveries connect (nil: the system's resolver).
 	WebhookResolver *net.Resolver
+	// Simulations, when set, replaces the configuration's choice of modes
+	// with sandbox simulations (tests turn them off).
+	Simulations rails.Simulations
 }
 
 // New opens and migrates the database and wires every service.
@@ -121,6 +124,9 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
+	}
+	if opt.Simulations == nil {
+		opt.Simulations = cfg.Simulations()
 	}
 	db, err := store.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
@@ -143,7 +149,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.Merchants = merchants.New(db, a.Clock)
 	a.Wallets = wallets.New(db, a.Clock)
 	a.Idem = idem.New(db, a.Clock)
-	a.Ledger = ledger.New(db, a.Clock)
+	a.Ledger = ledger.New(db, a.Clock, opt.Simulations)
 	if err := a.Ledger.Setup(ctx); err != nil {
 		return nil, err
 	}
@@ -162,7 +168,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
 	// No deposit fee by default (CONTRACT 5); deposits.Config is where an
 	// operator setting would go.
-	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{}); err != nil {
+	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{Simulations: opt.Simulations}); err != nil {
 		return nil, err
 	}
 	if a.Rates, err = newRates(ctx, a); err != nil {
@@ -177,7 +183,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	// No crypto-pay fee by default; cryptopay.Config.Fee is where an
 	// operator setting would go.
 	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
-		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL}); err != nil {
+		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL, Simulations: opt.Simulations}); err != nil {
 		return nil, err
 	}
 
@@ -189,14 +195,14 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.setupMetrics(rl)
 	api := rest.New(rest.Deps{
-		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem, Sandbox: cfg.Sandbox(),
+		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem,
 		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
 			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
 			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay},
 	})
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
-		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Sandbox: cfg.Sandbox(),
+		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
 		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})

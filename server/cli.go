@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
@@ -137,11 +137,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 		log.Error("listen failed", "addr", cfg.ListenAddr, "err", err)
 		return 1
 	}
-	srv := &http.Server{
-		Handler:           app.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := NewHTTPServer(cfg, app.Handler())
+	// Requests still running when the drain gives up are cut short with
+	// a cause of their own, so that they are not taken for requests their
+	// clients abandoned.
+	base, cutShort := context.WithCancelCause(context.Background())
+	defer cutShort(nil)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	srv.RegisterOnShutdown(app.WebSockets.Shutdown)
 	workCtx, stopWork := context.WithCancel(context.Background())
 	waitWorkers := app.RunWorkers(workCtx)
@@ -166,6 +168,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 		code = 1
 		// Requests still running (a database that stopped answering) get
 		// their contexts ended, and with them their statements.
+		cutShort(errShutdown)
 		_ = srv.Close()
 	}
 	stopWork()
@@ -182,6 +185,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 	log.Info("stopped")
 	return code
 }
+
+// errShutdown ends the requests still running when the drain gives up.
+var errShutdown = errors.New("server: shutting down")
 
 // demoMerchant creates a merchant on an empty database and prints its keys
 // and what to try. Keys are shown once and stored only as hashes (CONTRACT

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"merchantpay/internal/mail"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
@@ -79,6 +80,8 @@ type Config struct {
 	LedgerCheckInterval time.Duration
 	// Tracing is what the standard OTEL_* variables ask for.
 	Tracing tracing.Config
+	// HTTP are the deadlines of every phase of a request (HTTP_*).
+	HTTP HTTPDeadlines
 }
 
 // LoadConfig reads the environment, naming every bad variable at once.
@@ -111,6 +114,22 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.SwapSettlementDelay = dur("SWAP_SETTLEMENT_DELAY", 30*time.Minute)
 	c.JobsPollInterval = dur("JOBS_POLL_INTERVAL", time.Second)
 	c.EventsPollInterval = dur("EVENTS_POLL_INTERVAL", time.Second)
+	c.HTTP = HTTPDeadlines{
+		ReadHeader:  dur("HTTP_READ_HEADER_TIMEOUT", 10*time.Second),
+		Body:        dur("HTTP_BODY_TIMEOUT", 30*time.Second),
+		BodyMinRate: 1024,
+		Handler:     dur("HTTP_HANDLER_TIMEOUT", 30*time.Second),
+		Write:       dur("HTTP_WRITE_TIMEOUT", 30*time.Second),
+		Idle:        dur("HTTP_IDLE_TIMEOUT", 2*time.Minute),
+	}
+	if v := getenv("HTTP_BODY_MIN_RATE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			bad = append(bad, fmt.Sprintf("HTTP_BODY_MIN_RATE=%q is not a whole number of bytes per second (0 turns it off)", v))
+		} else {
+			c.HTTP.BodyMinRate = n
+		}
+	}
 	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
 		bad = append(bad, fmt.Sprintf("WEBHOOK_RETRY_SCHEDULE: %v", err))
 	}
@@ -248,8 +267,14 @@ func loadDatabaseOptions(getenv func(string) string, bad []string) (store.Option
 	return o, bad
 }
 
-// Sandbox reports whether the built-in sandbox rails run.
-func (c Config) Sandbox() bool { return c.Rails == "sandbox" }
+// Simulations says in which modes the sandbox's simulations exist: every
+// mode while the built-in sandbox rails are the only rails.
+func (c Config) Simulations() rails.Simulations {
+	if c.Rails == "sandbox" {
+		return rails.SimulationsInEveryMode
+	}
+	return rails.SimulationsInNoMode
+}
 
 func or(v, def string) string {
 	if v == "" {

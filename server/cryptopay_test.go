@@ -26,6 +26,7 @@ import (
 	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/tenant"
 	"merchantpay/server/servertest"
 )
@@ -783,7 +784,7 @@ func TestCryptoPayPaymentAfterExpiryFails(t *testing.T) {
 func TestCryptoPayFees(t *testing.T) {
 	eachCryptoPay(t, func(t *testing.T, e *servertest.Env) {
 		svc, err := cryptopay.New(e.App.DB, e.Clock, e.App.Ledger, e.App.Rates, e.App.Outbox, cryptopay.Config{
-			PublicBaseURL: e.URL, Lifetime: 10 * time.Minute,
+			PublicBaseURL: e.URL, Lifetime: 10 * time.Minute, Simulations: rails.SimulationsInEveryMode,
 			Fee: cryptopay.Fee{Percent: decimal.RequireFromString("1.5"),
 				Flat: map[money.Currency]decimal.Decimal{money.NGN: decimal.New(50, 0)}}})
 		if err != nil {

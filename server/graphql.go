@@ -461,7 +461,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 	default:
 		kind = apperr.Internal
-		obs.Log(ctx).Error("graphql resolver failed", "err", err, "path", gerr.Path.String())
+		obs.Log(ctx).Log(ctx, obs.FailureLevel(ctx), "graphql resolver failed", "err", err, "path", gerr.Path.String())
 	}
 	if kind == apperr.Internal {
 		gerr.Message = "internal error; quote request id " + obs.RequestID(ctx) + " to support"
@@ -585,7 +585,9 @@ func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(apperr.As(err).Kind.Status())
+	status := apperr.As(err).Kind.Status()
+	rest.SetRetryAfter(w.Header(), status)
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(failure(r.Context(), err))
 }
 
@@ -594,7 +596,7 @@ func failure(ctx context.Context, err error) map[string]any {
 	e := apperr.As(err) // a retryError unwraps to its *apperr.Error
 	msg := e.Message
 	if e.Kind == apperr.Internal {
-		obs.Log(ctx).Error("graphql request failed", "err", err)
+		obs.Log(ctx).Log(ctx, obs.FailureLevel(ctx), "graphql request failed", "err", err)
 		msg = "internal error; quote request id " + obs.RequestID(ctx) + " to support"
 	}
 	ext := map[string]any{"code": e.Kind}

@@ -1,14 +1,11 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
 	"runtime/debug"
@@ -46,20 +43,6 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	}))
 }
 
-// ready answers GET /readyz: 200 while the database answers.
-func (a *App) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	w.Header().Set("Content-Type", "application/json")
-	if err := a.DB.Ping(ctx); err != nil {
-		obs.Log(r.Context()).Warn("readiness: database does not answer", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
-		return
-	}
-	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-}
-
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 func newRequestID() string {
@@ -68,44 +51,9 @@ func newRequestID() string {
 	return "req_" + hex.EncodeToString(b[:])
 }
 
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += n
-	return n, err
-}
-
-// Hijack hands the connection to the WebSocket upgrade.
-func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	h, ok := s.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("server: connection cannot be hijacked")
-	}
-	s.status = http.StatusSwitchingProtocols
-	return h.Hijack()
-}
-
-// Unwrap lets http.ResponseController and the WebSocket upgrade reach the
-// connection.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
 // middleware gives every request an id (echoed in X-Request-Id), a logger
-// carrying it, one access-log line, and turns panics into 500 envelopes.
+// carrying it, its deadlines (statusRecorder), one access-log line, and
+// turns panics into 500 envelopes.
 func (a *App) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -116,22 +64,34 @@ func (a *App) middleware(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		ctx := obs.With(obs.WithLogger(obs.WithRequestID(r.Context(), id), a.Log), "request_id", id)
 		r = r.WithContext(ctx)
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := a.record(w, r)
+		if !isUpgrade(r) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, a.Config.HTTP.Handler)
+			defer cancel()
+		}
 		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
+			if p := recover(); p != nil && p != http.ErrAbortHandler {
 				obs.Log(ctx).Error("panic serving request", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if rec.status == 0 {
 					rest.WriteError(rec, r, apperr.New(apperr.Internal, "internal error"))
 				}
+			} else if p != nil {
+				rec.aborted = true
 			}
+			rec.finish()
 			a.accessLog(ctx, r, rec, id, start)
+			if rec.aborted || rec.outcome == outcomeClientCancel {
+				// The connection is closed without an answer: the handler
+				// aborted it, or its client is gone.
+				panic(http.ErrAbortHandler)
+			}
 		}()
-		next.ServeHTTP(rec, r)
+		next.ServeHTTP(rec, r.WithContext(ctx))
 	})
 }
+
+func isUpgrade(r *http.Request) bool { return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") }
 
 // accessLog writes a request's line. It hands the record to the handler
 // itself, with typed attributes, rather than through a Logger: the line is
@@ -140,8 +100,11 @@ func (a *App) middleware(next http.Handler) http.Handler {
 // request id formatted for every request.
 func (a *App) accessLog(ctx context.Context, r *http.Request, rec *statusRecorder, id string, start time.Time) {
 	level := slog.LevelInfo
-	if rec.status >= 500 {
+	switch rec.outcome {
+	case outcomeServerError:
 		level = slog.LevelError
+	case outcomeUnavailable:
+		level = slog.LevelWarn
 	}
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 		level = slog.LevelDebug
@@ -152,8 +115,8 @@ func (a *App) accessLog(ctx context.Context, r *http.Request, rec *statusRecorde
 	}
 	line := slog.NewRecord(time.Now(), level, "request", 0)
 	line.AddAttrs(slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Int("bytes", rec.bytes),
+		slog.Int("status", rec.status), slog.String("outcome", rec.outcome), slog.Int("bytes", rec.bytes),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-		slog.Bool("upgrade", strings.EqualFold(r.Header.Get("Upgrade"), "websocket")))
+		slog.Bool("upgrade", isUpgrade(r)))
 	_ = h.Handle(ctx, line)
 }

@@ -37,6 +37,7 @@ const (
 	AccountNotResolved   Kind = "ACCOUNT_NOT_RESOLVED"
 	AmountTooSmall       Kind = "AMOUNT_TOO_SMALL"
 	RateLimited          Kind = "RATE_LIMITED"
+	RequestTimeout       Kind = "REQUEST_TIMEOUT"
 	Internal             Kind = "INTERNAL_ERROR"
 	Unavailable          Kind = "UNAVAILABLE"
 )
@@ -74,6 +75,7 @@ var statusOf = map[Kind]int{
 	AccountNotResolved:   http.StatusUnprocessableEntity,
 	AmountTooSmall:       http.StatusUnprocessableEntity,
 	RateLimited:          http.StatusTooManyRequests,
+	RequestTimeout:       http.StatusRequestTimeout,
 	Internal:             http.StatusInternalServerError,
 	Unavailable:          http.StatusServiceUnavailable,
 

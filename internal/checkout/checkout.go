@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -48,9 +49,7 @@ func New(svc *cryptopay.Service) *Handler {
 	h.mux.HandleFunc("GET /checkout/{prepayId}/qr.png", h.qr)
 	h.mux.HandleFunc("POST /checkout/{prepayId}/pay", h.complete(cryptopay.OutcomeSuccess))
 	h.mux.HandleFunc("POST /checkout/{prepayId}/cancel", h.complete(cryptopay.OutcomeFailed))
-	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		h.render(w, r, http.StatusNotFound, view{Title: "Checkout not found", Message: notFoundText})
-	})
+	h.mux.HandleFunc(Prefix, h.notFound)
 	return h
 }
 
@@ -58,7 +57,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, kv := range securityHeaders {
 		w.Header().Set(kv[0], kv[1])
 	}
+	// ServeMux answers a path that is not in canonical form ("..", ".",
+	// "//", in plain or escaped form) with a redirect to the cleaned path,
+	// which may be no checkout at all ("/checkout/../healthz"). No checkout
+	// has such an address: it is not found.
+	if !canonical(r.URL.Path) || !canonical(r.URL.EscapedPath()) {
+		h.notFound(w, r)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// canonical reports whether p is a path that cleaning leaves as it is.
+func canonical(p string) bool { return path.Clean(p) == p }
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, http.StatusNotFound, view{Title: "Checkout not found", Message: notFoundText})
 }
 
 const notFoundText = "There is no checkout at this address. Check the link you were given."
@@ -144,10 +158,10 @@ func (h *Handler) complete(outcome string) http.HandlerFunc {
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if apperr.Is(err, apperr.NotFound) {
-		h.render(w, r, http.StatusNotFound, view{Title: "Checkout not found", Message: notFoundText})
+		h.notFound(w, r)
 		return
 	}
-	obs.Log(r.Context()).Error("checkout page failed", "path", r.URL.Path, "err", err)
+	obs.Log(r.Context()).Log(r.Context(), obs.FailureLevel(r.Context()), "checkout page failed", "path", r.URL.Path, "err", err)
 	status := http.StatusInternalServerError
 	if apperr.Is(err, apperr.Unavailable) {
 		status = http.StatusServiceUnavailable

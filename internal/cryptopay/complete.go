@@ -49,6 +49,10 @@ func ValidateOutcome(outcome *string, f *apperr.Fields) {
 // its credential) sees every one. A test-mode tenant is refused with
 // LIVE_MODE_ONLY, as for every crypto-pay call.
 //
+// In a mode where the simulations are not offered, Complete is NOT_FOUND,
+// as an unknown route: a real provider, not the sandbox, completes
+// checkouts there.
+//
 // A checkout past its expireTime cannot be paid: completing it, whatever the
 // outcome, fails it as expired (as the worker would a moment later) and
 // returns the failed transaction. A checkout no longer pending is refused
@@ -61,6 +65,9 @@ func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.
 		return nil, err
 	}
 	if _, scoped := tenant.From(ctx); scoped {
+		if err := s.cfg.Simulations.CheckTenant(ctx); err != nil {
+			return nil, err
+		}
 		if _, err := liveTenant(ctx); err != nil {
 			return nil, err
 		}
@@ -71,6 +78,9 @@ func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		t, err := s.find(ctx, prepayID)
 		if err != nil {
+			return err
+		}
+		if err := s.cfg.Simulations.Check(t.Mode); err != nil {
 			return err
 		}
 		ctx = tenant.With(ctx, tenantOf(t))

@@ -26,6 +26,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -147,6 +148,9 @@ type Config struct {
 	// Lifetime of a checkout; zero means DefaultLifetime, at most MaxLifetime.
 	Lifetime time.Duration
 	Fee      Fee
+	// Simulations says in which modes Complete exists (the sandbox's
+	// checkout and its completion endpoint).
+	Simulations rails.Simulations
 }
 
 // Service runs crypto-pay.

@@ -27,6 +27,7 @@ import (
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/narration"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
@@ -188,6 +189,8 @@ func (f Fee) On(amount int64) (int64, error) {
 // Config is the operator's deposit settings.
 type Config struct {
 	Fee Fee
+	// Simulations says in which modes Simulate exists.
+	Simulations rails.Simulations
 }
 
 // Service books deposits.
@@ -210,8 +213,12 @@ func New(db *store.DB, c clock.Clock, l *ledger.Service, a *accounts.Service, o 
 
 // Simulate is the sandbox's simulated incoming transfer (POST
 // /sandbox/deposits/bank-transfer): it validates in and books it with
-// Receive for the context's tenant.
+// Receive for the context's tenant. It is NOT_FOUND, as an unknown route,
+// in a mode where the simulations are not offered.
 func (s *Service) Simulate(ctx context.Context, in Input) (*ent.Transaction, error) {
+	if err := s.cfg.Simulations.CheckTenant(ctx); err != nil {
+		return nil, err
+	}
 	var f apperr.Fields
 	Validate(in, &f)
 	if err := f.Err(); err != nil {

@@ -90,7 +90,7 @@ func setup(t *testing.T, url string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{db: db, clock: c, acc: accounts.New(db, c, sb, wallets.New(db, c)), l: ledger.New(db, c),
+	return &fixture{db: db, clock: c, acc: accounts.New(db, c, sb, wallets.New(db, c)), l: ledger.New(db, c, rails.SimulationsInEveryMode),
 		o:   events.New(db, c),
 		ada: tenant.With(context.Background(), tenant.Tenant{MerchantID: m.MerchantID, Mode: tenant.Test})}
 }

@@ -293,11 +293,12 @@ type Worker struct {
 // nothing.
 func (w Worker) Run(ctx context.Context, opt WorkerOptions) {
 	opt = opt.WithDefaults()
+	fails := &Failures{Log: opt.Log}
 	Loop(ctx, opt.Poll, nil, func(ctx context.Context) {
 		for ctx.Err() == nil {
 			claimed, err := w.RunDue(ctx, opt.Owner, opt.Lease, opt.Batch)
 			if err != nil && ctx.Err() == nil {
-				opt.Log.Error(w.Name+" failed", "err", err)
+				fails.Failed(w.Name+" failed", err)
 			}
 			if claimed < opt.Batch {
 				return

@@ -204,8 +204,12 @@ func currencyList() string {
 
 // Fund credits the ctx tenant's available balance with amount of currency
 // from the sandbox funding account, and returns the new balance. It is the
-// sandbox's top-up: the caller exposes it only with the sandbox rails.
+// sandbox's top-up: NOT_FOUND, as an unknown route, in a mode where the
+// simulations are not offered.
 func (s *Service) Fund(ctx context.Context, currency string, amount decimal.Decimal) (Balance, error) {
+	if err := s.simulations.CheckTenant(ctx); err != nil {
+		return Balance{}, err
+	}
 	var f apperr.Fields
 	ValidateFund(&currency, &amount, &f)
 	if err := f.Err(); err != nil {

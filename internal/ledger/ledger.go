@@ -48,6 +48,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 )
@@ -115,10 +116,15 @@ type Service struct {
 	// last rebalance in this process (0 once gathered): a payout larger
 	// than that skips the slot it would not find covered.
 	shares sync.Map
+	// simulations says in which modes Fund exists.
+	simulations rails.Simulations
 }
 
-// New returns the ledger.
-func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
+// New returns the ledger; sim says in which modes the sandbox's Fund
+// exists.
+func New(db *store.DB, c clock.Clock, sim rails.Simulations) *Service {
+	return &Service{db: db, clock: c, simulations: sim}
+}
 
 // nextSlot is the slot of the next payout's debit: in turn, so that
 // concurrent payouts of one balance take different rows.

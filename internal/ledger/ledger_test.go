@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
@@ -41,7 +42,7 @@ func each(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		f := &fixture{db: db, clock: clock.NewFake(t0), ctx: context.Background()}
-		f.l = ledger.New(db, f.clock)
+		f.l = ledger.New(db, f.clock, rails.SimulationsInEveryMode)
 		fn(t, f)
 		if err := ledger.Check(context.Background(), db); err != nil {
 			t.Fatalf("ledger invariants: %v", err)

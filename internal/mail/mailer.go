@@ -187,12 +187,13 @@ func (m *Mailer) Run(ctx context.Context) {
 	work := context.WithoutCancel(sys)
 	tick := time.NewTicker(m.cfg.PollInterval)
 	defer tick.Stop()
+	fails := &jobs.Failures{Log: m.cfg.Log}
 	for {
 		for ctx.Err() == nil {
 			rows, err := m.claim(sys)
 			if err != nil {
 				if ctx.Err() == nil {
-					m.cfg.Log.Warn("claiming e-mails failed", "err", err)
+					fails.Warn("claiming e-mails failed", err)
 				}
 				break
 			}

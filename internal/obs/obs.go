@@ -65,3 +65,25 @@ func Log(ctx context.Context) *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// Abandoned reports whether the request whose context is ctx was abandoned
+// by its client: net/http cancels a request's context when its client
+// closes the connection, without a cause of its own, whereas a deadline
+// (the handler's timeout) ends it with DeadlineExceeded and the server,
+// when it cuts requests short on shutdown, with a cause that says so. What
+// goes wrong in such a request afterwards (statements cancelled, a
+// transaction already rolled back) is the cancellation's doing, not a
+// fault of the service, and is logged as such.
+func Abandoned(ctx context.Context) bool {
+	return ctx.Err() == context.Canceled && context.Cause(ctx) == context.Canceled
+}
+
+// FailureLevel is the level of a line reporting a request's failure:
+// ERROR, or DEBUG when its client abandoned it (the access log counts it
+// then, once).
+func FailureLevel(ctx context.Context) slog.Level {
+	if Abandoned(ctx) {
+		return slog.LevelDebug
+	}
+	return slog.LevelError
+}

@@ -3,9 +3,11 @@ package obs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWith: attributes added by With, in order, reach every line logged
@@ -24,5 +26,37 @@ func TestWith(t *testing.T) {
 	}
 	if RequestID(inner) != "req-1" || Log(context.Background()) != slog.Default() {
 		t.Fatal("request id or default logger")
+	}
+}
+
+// A request is abandoned when its context was cancelled without a cause
+// (net/http's doing when the client leaves), not when its deadline passed
+// or the server cut it short with a cause of its own.
+func TestAbandoned(t *testing.T) {
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	left, leave := context.WithCancel(context.Background())
+	leave()
+	late, cancelLate := context.WithTimeout(context.Background(), -1)
+	defer cancelLate()
+	cut, cutShort := context.WithCancelCause(context.Background())
+	cutShort(errors.New("shutting down"))
+	inner, cancelInner := context.WithTimeout(left, time.Hour) // a handler's deadline under a client who left
+	defer cancelInner()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want bool
+	}{{"live", live, false}, {"client left", left, true}, {"deadline", late, false}, {"shutdown", cut, false}, {"under a deadline", inner, true}} {
+		if got := Abandoned(tc.ctx); got != tc.want {
+			t.Errorf("%s: Abandoned %v, want %v", tc.name, got, tc.want)
+		}
+		want := slog.LevelError
+		if tc.want {
+			want = slog.LevelDebug
+		}
+		if got := FailureLevel(tc.ctx); got != want {
+			t.Errorf("%s: FailureLevel %v, want %v", tc.name, got, want)
+		}
 	}
 }

@@ -171,11 +171,23 @@ func (c *cachingConn) ResetSession(ctx context.Context) error {
 }
 
 // BeginTx watches the BEGIN; the transaction's end (txEnd) runs under the
-// last statement's watch, then disarms it.
+// last statement's watch, then disarms it. A transaction with default
+// options begins with a plain BEGIN (lib/pq would send BEGIN READ WRITE),
+// so that the server's default decides whether it may write: a database
+// fenced with default_transaction_read_only refuses its writes, as a
+// standby does (readonly.go). lib/pq's own watch of the transaction is
+// not armed then; each statement still has its own, and this file's.
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	c.watchCtx(ctx)
-	tx, err := c.pqConn.BeginTx(ctx, opts)
+	var tx driver.Tx
+	var err error
+	if opts == (driver.TxOptions{}) {
+		tx, err = c.pqConn.Begin() //nolint:staticcheck // the plain BEGIN is the point
+	} else {
+		tx, err = c.pqConn.BeginTx(ctx, opts)
+	}
 	if err != nil {
+		c.noteReadOnly(err)
 		return nil, err
 	}
 	return txEnd{tx, c}, nil

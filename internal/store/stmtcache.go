@@ -74,6 +74,9 @@ type cachingConn struct {
 	w  *watch
 	// tr makes each statement's span (trace.go).
 	tr *tracer
+	// readOnly is set once the server refused a write (readonly.go): the
+	// connection is then closed instead of pooled.
+	readOnly bool
 }
 
 type cachedStmt struct {
@@ -132,15 +135,19 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	c.watchCtx(ctx) // until the next use: the rows are read after this returns
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		// The simple protocol is already one round trip.
-		return c.pqConn.QueryContext(ctx, query, args)
+		rows, err := c.pqConn.QueryContext(ctx, query, args)
+		c.noteReadOnly(err)
+		return rows, err
 	}
 	st, err := c.prepared(ctx, query)
 	if err != nil {
+		c.noteReadOnly(err)
 		return nil, err
 	}
 	rows, err = st.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
+		c.noteReadOnly(err)
 	}
 	return rows, err
 }
@@ -150,15 +157,19 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 	defer func() { end(err) }()
 	c.watchCtx(ctx)
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
-		return c.pqConn.ExecContext(ctx, query, args)
+		res, err := c.pqConn.ExecContext(ctx, query, args)
+		c.noteReadOnly(err)
+		return res, err
 	}
 	st, err := c.prepared(ctx, query)
 	if err != nil {
+		c.noteReadOnly(err)
 		return nil, err
 	}
 	res, err = st.(driver.StmtExecContext).ExecContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
+		c.noteReadOnly(err)
 	}
 	return res, err
 }

@@ -314,7 +314,16 @@ func Classify(err error) error {
 	if statementCanceled(err) {
 		return apperr.Wrap(apperr.Unavailable, err, "the database did not answer in time; try again shortly")
 	}
+	if ReadOnly(err) {
+		return apperr.Wrap(apperr.Unavailable, err, "the database takes no writes at the moment; try again shortly")
+	}
 	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "57014" {
+		// query_canceled: the statement outlasted its context (the
+		// request's deadline) and the driver had PostgreSQL cancel it, as
+		// SQLite's statements end with the context's DeadlineExceeded.
+		return apperr.Wrap(apperr.Unavailable, err, "the database did not answer in time; try again shortly")
+	}
 	if errors.As(err, &pqErr) && (pqErr.Code == "22021" || pqErr.Code == "22P05") {
 		// Text PostgreSQL cannot hold (a NUL, invalid UTF-8) that no field
 		// check caught: the request's fault, not the service's.

@@ -213,6 +213,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 func (d *Dispatcher) fanOutLoop(ctx, sys context.Context, fannedOut chan<- struct{}) {
 	tick := time.NewTicker(d.cfg.PollInterval)
 	defer tick.Stop()
+	fails := &jobs.Failures{Log: d.cfg.Log}
 	for {
 		tell := func() {
 			select {
@@ -221,7 +222,7 @@ func (d *Dispatcher) fanOutLoop(ctx, sys context.Context, fannedOut chan<- struc
 			}
 		}
 		if err := d.fanOut(sys, tell); err != nil && ctx.Err() == nil {
-			d.cfg.Log.Warn("webhook fan-out failed", "err", err)
+			fails.Warn("webhook fan-out failed", err)
 		}
 		// Also when nothing was fanned out: a wake-up may be a redelivery
 		// or another instance's deliveries.
@@ -250,6 +251,7 @@ func (d *Dispatcher) fanOutLoop(ctx, sys context.Context, fannedOut chan<- struc
 func (d *Dispatcher) claimLoop(ctx, sys context.Context, limit int, queue chan<- claimedDelivery, finished <-chan struct{}, fannedOut <-chan struct{}) {
 	tick := time.NewTicker(d.cfg.PollInterval)
 	defer tick.Stop()
+	fails := &jobs.Failures{Log: d.cfg.Log}
 	refill := max(1, limit/4)
 	outstanding := 0
 	look := true
@@ -257,7 +259,7 @@ func (d *Dispatcher) claimLoop(ctx, sys context.Context, limit int, queue chan<-
 		if free := limit - outstanding; look && (free >= refill || outstanding == 0) {
 			claimed, err := d.claim(sys, free)
 			if err != nil && ctx.Err() == nil {
-				d.cfg.Log.Warn("claiming webhook deliveries failed", "err", err)
+				fails.Warn("claiming webhook deliveries failed", err)
 			}
 			for _, a := range claimed {
 				queue <- a // never blocks: queue holds limit

@@ -78,6 +78,7 @@ func (s *Service) Payouts(r rails.Rails, opt PayoutOptions) *Payouts {
 // Run works on due payouts at every poll and wake-up until ctx ends.
 func (p *Payouts) Run(ctx context.Context) {
 	var last time.Time
+	fails := &jobs.Failures{Log: p.opt.Log}
 	jobs.Loop(ctx, p.opt.Poll, p.s.waker, func(ctx context.Context) {
 		if wait := p.opt.Gap - time.Since(last); wait > 0 {
 			select {
@@ -90,7 +91,7 @@ func (p *Payouts) Run(ctx context.Context) {
 		for ctx.Err() == nil {
 			n, err := p.RunDue(ctx)
 			if err != nil && ctx.Err() == nil {
-				p.opt.Log.Error("payouts failed", "err", err)
+				fails.Failed("payouts failed", err)
 			}
 			if n < p.opt.Batch {
 				return

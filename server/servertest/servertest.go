@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ type Env struct {
 	DBURL string
 	// Kind is testdb.SQLite or testdb.Postgres.
 	Kind string
+	// Logs holds every line the service logged, when CaptureLogs was given.
+	Logs *Logs
 }
 
 // Option changes how the service under test is started.
@@ -41,9 +44,10 @@ type Option func(s *settings)
 
 // settings are what the options set.
 type settings struct {
-	env       map[string]string
-	noWorkers bool
-	resolver  *net.Resolver
+	env         map[string]string
+	noWorkers   bool
+	resolver    *net.Resolver
+	captureLogs bool
 }
 
 // With sets one environment variable.
@@ -62,6 +66,36 @@ func WithWebhookGuard() Option { return With("WEBHOOK_ALLOW_PRIVATE", "false") }
 // when endpoints are saved and when deliveries connect.
 func WithWebhookResolver(r *net.Resolver) Option { return func(s *settings) { s.resolver = r } }
 
+// CaptureLogs keeps every line the service logs, at every level, in
+// Env.Logs.
+func CaptureLogs() Option { return func(s *settings) { s.captureLogs = true } }
+
+// Logs are the lines a service logged, as JSON.
+type Logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// Lines returns the lines logged so far, decoded.
+func (l *Logs) Lines() []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(l.buf.Bytes(), []byte("\n")) {
+		var m map[string]any
+		if json.Unmarshal(line, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Each runs fn once per available database with a fresh service.
 func Each(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) {
 	t.Helper()
@@ -77,12 +111,11 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	if strings.HasPrefix(dbURL, "postgres") {
 		e.Kind = testdb.Postgres
 	}
-	// The handler is set once the app exists; the listener comes first so the
-	// service knows its public URL.
-	var h http.Handler = http.NotFoundHandler()
-	e.Srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	// The listener comes first so the service knows its public URL; the
+	// server, with the service's own settings, once the app exists.
+	e.Srv = httptest.NewUnstartedServer(http.NotFoundHandler())
 	t.Cleanup(e.Srv.Close)
-	e.URL = e.Srv.URL
+	e.URL = "http://" + e.Srv.Listener.Addr().String()
 	set := settings{env: map[string]string{
 		"DATABASE_URL":    dbURL,
 		"PUBLIC_BASE_URL": e.URL,
@@ -105,13 +138,22 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	if os.Getenv("TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var logTo slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	if set.captureLogs {
+		e.Logs = &Logs{}
+		logTo = slog.NewMultiHandler(logTo, slog.NewJSONHandler(e.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	log := slog.New(logTo)
 	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log, WebhookResolver: set.resolver})
 	if err != nil {
 		t.Fatalf("start service: %v", err)
 	}
 	e.App = app
-	h = app.Handler()
+	e.Srv.Config = server.NewHTTPServer(cfg, app.Handler())
+	e.Srv.Start()
+	if e.Srv.URL != e.URL {
+		t.Fatalf("server at %s, want %s", e.Srv.URL, e.URL)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := func() {}
 	if !set.noWorkers {
