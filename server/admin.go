@@ -1,8 +1,11 @@
 package server
 
 import (
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -35,4 +38,27 @@ func (a *App) AdminHandler() http.Handler {
 func healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// serveAdmin starts the admin listener on cfg.AdminAddr (none when empty)
+// and returns what stops it. An address that cannot be listened on is an
+// error: the service does not run unobserved by mistake.
+func serveAdmin(cfg Config, app *App, log *slog.Logger) (stop func(), err error) {
+	if cfg.AdminAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           app.AdminHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A CPU profile takes 30 s by default.
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("admin listener serving /metrics, /debug/pprof/ and health", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }

@@ -140,6 +140,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.Database, bad = loadDatabaseOptions(getenv, bad)
 	c.AdminAddr = or(getenv("ADMIN_ADDR"), "127.0.0.1:9090")
+	if c.AdminAddr == "off" {
+		c.AdminAddr = ""
+	}
 	if v := getenv("LEDGER_CHECK_INTERVAL"); v == "0" {
 		c.LedgerCheckInterval = 0
 	} else {
@@ -284,4 +287,12 @@ func or(v, def string) string {
 }
 
 // EnvConfig reads the process environment.
-func EnvConfig() (Config, error) { return LoadConfig(os.Getenv) }
+func EnvConfig() (Config, error) {
+	c, err := LoadConfig(os.Getenv)
+	// ADMIN_ADDR set and empty turns the admin listener off, which getenv
+	// cannot tell from unset.
+	if v, ok := os.LookupEnv("ADMIN_ADDR"); ok && v == "" {
+		c.AdminAddr = ""
+	}
+	return c, err
+}

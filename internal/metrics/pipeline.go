@@ -112,6 +112,11 @@ func (p *Pipeline) Collect(ch chan<- prometheus.Metric) {
 
 type predicateDelivery = predicate.WebhookDelivery
 
+// createdAt is a row's creation time, read alone.
+type createdAt struct {
+	CreatedAt time.Time `json:"created_at"`
+}
+
 // pendingTypes are the transaction types whose pending rows a worker
 // carries on.
 var pendingTypes = []string{"WITHDRAWAL", "SWAP", "DEPOSIT"}
@@ -122,53 +127,47 @@ func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
 	}
-	age := func(t *time.Time) float64 {
-		if t == nil || t.IsZero() {
+	ageOf := func(rows []createdAt) float64 {
+		if len(rows) == 0 || rows[0].CreatedAt.IsZero() {
 			return 0
 		}
-		return max(0, now.Sub(*t).Seconds())
+		return max(0, now.Sub(rows[0].CreatedAt).Seconds())
 	}
 
 	// Work a worker will pick up has next_run_at set: that partial index
-	// serves this without reading settled rows.
-	var rows []struct {
-		Type   string     `json:"type"`
-		Count  int        `json:"count"`
-		Oldest *time.Time `json:"min"`
-	}
-	err := c.Transaction.Query().
-		Where(transaction.NextRunAtNotNil(), transaction.StatusEQ("pending"), transaction.TypeIn(pendingTypes...)).
-		GroupBy(transaction.FieldType).
-		Aggregate(ent.Count(), ent.Min(transaction.FieldCreatedAt)).
-		Scan(ctx, &rows)
-	if err != nil {
-		return nil, err
-	}
+	// serves these without reading settled rows. (The oldest is read as a
+	// row, not as MIN(created_at): SQLite would hand the aggregate back as
+	// text.)
 	for _, t := range pendingTypes {
-		var n int
-		var oldest *time.Time
-		for _, r := range rows {
-			if r.Type == t {
-				n, oldest = r.Count, r.Oldest
+		q := c.Transaction.Query().Where(transaction.NextRunAtNotNil(), transaction.StatusEQ("pending"), transaction.Type(t))
+		n, err := q.Clone().Count(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var oldest []createdAt
+		if n > 0 {
+			if err := q.Order(ent.Asc(transaction.FieldCreatedAt)).Limit(1).
+				Select(transaction.FieldCreatedAt).Scan(ctx, &oldest); err != nil {
+				return nil, err
 			}
 		}
 		gauge(p.descs.pending[t], float64(n))
-		gauge(p.descs.oldest[t], age(oldest))
+		gauge(p.descs.oldest[t], ageOf(oldest))
 	}
 
-	var outbox []struct {
-		Count  int        `json:"count"`
-		Oldest *time.Time `json:"min"`
-	}
-	err = c.Event.Query().Where(event.FannedOut(false)).
-		Aggregate(ent.Count(), ent.Min(event.FieldCreatedAt)).Scan(ctx, &outbox)
+	outbox := c.Event.Query().Where(event.FannedOut(false))
+	n, err := outbox.Clone().Count(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(outbox) == 1 {
-		gauge(p.descs.outbox, float64(outbox[0].Count))
-		gauge(p.descs.outboxOldest, age(outbox[0].Oldest))
+	var oldest []createdAt
+	if n > 0 {
+		if err := outbox.Order(ent.Asc(event.FieldID)).Limit(1).Select(event.FieldCreatedAt).Scan(ctx, &oldest); err != nil {
+			return nil, err
+		}
 	}
+	gauge(p.descs.outbox, float64(n))
+	gauge(p.descs.outboxOldest, ageOf(oldest))
 
 	for _, s := range []struct {
 		state string
