@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.Rates, err = newRates(ctx, a); err != nil {
 		return nil, err
 	}
-	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay})
+	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay, Tracer: a.workerTracer()})
 	payoutFees, err := withdrawals.LoadFees(cfg.PayoutFees)
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
 	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
-		Completed: a.Metrics.PayoutCompleted})
+		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer()})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
 	if cfg.LedgerCheckInterval > 0 {
 		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})

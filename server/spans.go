@@ -61,3 +61,12 @@ func scheme(r *http.Request) string {
 	}
 	return "http"
 }
+
+// workerTracer is the tracer of the workers' spans, nil with tracing off so
+// that they skip even the span's set-up.
+func (a *App) workerTracer() trace.Tracer {
+	if !a.Tracing.On {
+		return nil
+	}
+	return a.Tracing.Tracer()
+}

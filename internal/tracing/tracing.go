@@ -135,3 +135,20 @@ func Link(traceparent string) []trace.SpanStartOption {
 	}
 	return []trace.SpanStartOption{trace.WithLinks(trace.Link{SpanContext: sc})}
 }
+
+// ParentOf is Parent as a column value: nil when ctx has no recorded span.
+func ParentOf(ctx context.Context) *string {
+	if p := Parent(ctx); p != "" {
+		return &p
+	}
+	return nil
+}
+
+// Flush exports the spans ended so far (tests, and a shutdown that wants
+// them out) within ctx.
+func (t *Tracing) Flush(ctx context.Context) error {
+	if tp, ok := t.Provider.(*sdktrace.TracerProvider); ok {
+		return tp.ForceFlush(ctx)
+	}
+	return nil
+}

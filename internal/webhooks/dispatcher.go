@@ -15,6 +15,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
@@ -82,7 +83,10 @@ type DispatcherConfig struct {
 	// status (0 when no answer came), else the failure's class, and how
 	// long it took (the metrics).
 	Observe func(status int, failure string, took time.Duration)
-	Log     *slog.Logger
+	// Tracer, when not nil, gives each attempt a span linked to the
+	// request that made its event.
+	Tracer trace.Tracer
+	Log    *slog.Logger
 }
 
 // Dispatcher fans outbox events out into deliveries and sends them.
@@ -415,7 +419,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 // fanOutColumns are the event columns fan-out reads: all but the payload.
 var fanOutColumns = []string{
 	event.FieldID, event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
-	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut,
+	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent,
 }
 
 // due selects deliveries whose attempt is due and that nobody holds.
@@ -556,7 +560,7 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		// the attempt is made then.
 		return
 	}
-	out := d.send(ctx, dl, ep, ev)
+	out := d.tracedSend(ctx, dl, ep, ev)
 	if d.cfg.Observe != nil {
 		failure := ""
 		if out.status == 0 {

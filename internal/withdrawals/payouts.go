@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/banks"
@@ -17,6 +21,7 @@ import (
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 )
 
 // PayoutOptions tune the payout worker. Zero values take the defaults
@@ -26,6 +31,9 @@ type PayoutOptions struct {
 	// Recheck is the earliest next look at a pending payout when the rails
 	// name no time; default 5s.
 	Recheck time.Duration
+	// Tracer, when not nil, gives each step of a payout (its submission or
+	// its check with the rails) a span linked to the request that made it.
+	Tracer trace.Tracer
 	// Completed, when not nil, is told of every payout this worker ends:
 	// StatusSuccess or StatusFailed (the metrics).
 	Completed func(status string)
@@ -118,7 +126,7 @@ func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break // the rest go back to the pool when their lease expires
 		}
-		a, err := p.ask(ctx, t)
+		a, err := p.tracedAsk(ctx, t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("payouts: %s: %w", t.Reference, err))
 			continue
@@ -138,6 +146,30 @@ func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 	}
 	errs = append(errs, p.recordAll(ctx, answers)...)
 	return len(due), errors.Join(errs...)
+}
+
+// tracedAsk is ask in a span of its own, when the worker traces.
+func (p *Payouts) tracedAsk(ctx context.Context, t *ent.Transaction) (answer, error) {
+	if p.opt.Tracer == nil {
+		return p.ask(ctx, t)
+	}
+	parent := ""
+	if t.TraceParent != nil {
+		parent = *t.TraceParent
+	}
+	ctx, span := p.opt.Tracer.Start(ctx, "payout", append(tracing.Link(parent),
+		trace.WithAttributes(attribute.String("transaction.reference", t.Reference)))...)
+	defer span.End()
+	a, err := p.ask(ctx, t)
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, err.Error())
+	case a.err != nil:
+		span.SetStatus(codes.Error, a.err.Error())
+	default:
+		span.SetAttributes(attribute.String("payout.status", string(a.res.Status)))
+	}
+	return a, err
 }
 
 // recordWithin bounds how long the rails' answers wait to be recorded while
