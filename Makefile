@@ -2,7 +2,7 @@
 GO ?= go
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test generate bench vet
+.PHONY: run build test generate migration bench vet
 
 run: build
 	WEBHOOK_ALLOW_PRIVATE=true ./bin/server serve --demo
@@ -23,6 +23,16 @@ test: vet
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
+
+# After changing ent/schema (and make generate): writes the next versioned
+# migration of each database into migrations/ (e.g. make migration
+# NAME=add_refunds). The PostgreSQL one is worked out on a temporary database
+# of the local server (TEST_DATABASE_URL, else
+# postgres://postgres@127.0.0.1:5432/postgres). make test fails while the
+# schema and the migrations disagree.
+migration:
+	@if [ -z "$(NAME)" ]; then echo "usage: make migration NAME=what_changed" >&2; exit 2; fi
+	$(GO) run ./tools/migrations -name $(NAME)
 
 # Speed (docs/PERFORMANCE.md); never part of `make test`. First the Go
 # benchmarks of the hot code, then the load harness: it starts the service on

@@ -17,6 +17,9 @@ func main() {
 			gen.FeatureModifier,
 			gen.FeatureExecQuery,
 			gen.FeatureUpsert,
+			// migrate.NamedDiff: the versioned migrations in migrations/ are
+			// generated from this schema (make migration NAME=...).
+			gen.FeatureVersionedMigration,
 		},
 	})
 	if err != nil {

@@ -117,7 +117,8 @@ type Options struct {
 	Simulations rails.Simulations
 }
 
-// New opens and migrates the database and wires every service.
+// New opens and migrates the database (unless MIGRATE=false, when it only
+// checks that nothing is pending) and wires every service.
 func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -138,7 +139,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 			db.Close()
 		}
 	}()
-	if err := db.Migrate(ctx); err != nil {
+	if err := prepareSchema(ctx, db, cfg, opt.Logger); err != nil {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger, Metrics: metrics.New()}

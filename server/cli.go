@@ -17,7 +17,7 @@ import (
 )
 
 // Main is the command line: serve (the default), merchant create,
-// merchant roll-keys. It returns the process exit code.
+// merchant roll-keys, pairs, migrate. It returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	cfg, err := EnvConfig()
 	if err != nil {
@@ -37,6 +37,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "merchant" && len(args) > 1 {
 		return merchantCmd(ctx, cfg, log, args[1], args[2:], stdout, stderr)
 	}
+	if args[0] == "migrate" {
+		return migrateCmd(ctx, cfg, args[1:], stdout, stderr)
+	}
 	if args[0] == "pairs" {
 		return pairsCmd(ctx, cfg, log, args[1:], stdout, stderr)
 	}
@@ -48,7 +51,8 @@ const usage = `usage:
   server [serve [--demo]]
   server merchant create --name NAME --email EMAIL
   server merchant roll-keys --merchant ID --mode test|live
-  server pairs list|set-mid|enable|disable ...`
+  server pairs list|set-mid|enable|disable ...
+  server migrate status|up`
 
 // demoEmail is the demo merchant's address.
 const demoEmail = "demo@example.com"

@@ -82,6 +82,9 @@ type Config struct {
 	Tracing tracing.Config
 	// HTTP are the deadlines of every phase of a request (HTTP_*).
 	HTTP HTTPDeadlines
+	// NoMigrate (MIGRATE=false) leaves the schema to `migrate up`: start-up
+	// refuses a database with pending migrations instead of applying them.
+	NoMigrate bool
 }
 
 // LoadConfig reads the environment, naming every bad variable at once.
@@ -211,6 +214,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad = append(bad, fmt.Sprintf("WEBHOOK_ALLOW_PRIVATE=%q is not true or false", v))
 		}
 		c.WebhookAllowPrivate = b
+	}
+	if v := getenv("MIGRATE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("MIGRATE=%q is not true or false", v))
+		}
+		c.NoMigrate = err == nil && !b
 	}
 	c.PairsConfig = getenv("PAIRS_CONFIG")
 	c.PayoutFees = getenv("PAYOUT_FEES")

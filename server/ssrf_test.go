@@ -147,7 +147,7 @@ func newSecretService(t *testing.T) *secretService {
 	return s
 }
 
-const deliveriesGQL = `{ events(first: 10) { edges { node { event deliveries {
+const deliveriesGQL = `{ events(first: 4) { edges { node { event deliveries {
 	url status attemptCount lastStatusCode lastError attempts { statusCode error responseBody success } } } } } }`
 
 // attemptedDeliveries polls key's events until every delivery of every

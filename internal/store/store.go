@@ -130,50 +130,6 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}, nil
 }
 
-// Migrate creates or updates the schema. On PostgreSQL an advisory lock keeps
-// two instances starting together from migrating at once.
-func (db *DB) Migrate(ctx context.Context) error {
-	if db.IsPostgres() {
-		conn, err := db.sqlW.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(727274)"); err != nil {
-			return fmt.Errorf("store: migration lock: %w", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(727274)")
-	}
-	if err := db.write.Schema.Create(ctx); err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	// ent's auto-migration adds indexes but never drops one.
-	for _, name := range RetiredIndexes {
-		if _, err := db.sqlW.ExecContext(ctx, "DROP INDEX IF EXISTS "+name); err != nil {
-			return fmt.Errorf("store: migrate: dropping retired index %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// RetiredIndexes were in earlier schemas and are not in this one: a
-// database created before keeps them unless dropped, and every insert
-// pays for them. Names are ent's (table_columns).
-var RetiredIndexes = []string{
-	// Replaced by (type, next_run_at) over rows with work ahead (0fa6aaf).
-	"transaction_next_run_at",
-	// The tenant mixin's (merchant_id, mode), on tables that have a longer
-	// index leading with those columns (da52f02).
-	"cryptopayenrolment_merchant_id_mode", "event_merchant_id_mode", "fiataccount_merchant_id_mode",
-	"transaction_merchant_id_mode", "wallet_merchant_id_mode", "webhookendpoint_merchant_id_mode",
-	// Replaced in the first performance pass (9a6202a).
-	"event_fanned_out", "ledgerentry_posting_id",
-	// Unique, and redundant with the primary key, which is derived from the
-	// same columns: concurrent first credits of an account (an upsert on
-	// the id) failed on it. Replaced by (owner, mode, kind).
-	"ledgeraccount_owner_mode_currency_kind",
-}
-
 // IsPostgres reports whether row locks (FOR UPDATE, SKIP LOCKED) are available.
 func (db *DB) IsPostgres() bool { return db.Dialect == dialect.Postgres }
 
