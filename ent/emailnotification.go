@@ -49,7 +49,9 @@ type EmailNotification struct {
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// SentAt holds the value of the "sent_at" field.
-	SentAt       *time.Time `json:"sent_at,omitempty"`
+	SentAt *time.Time `json:"sent_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent  *string `json:"trace_parent,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -60,7 +62,7 @@ func (*EmailNotification) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case emailnotification.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case emailnotification.FieldID, emailnotification.FieldMerchantID, emailnotification.FieldMode, emailnotification.FieldEventID, emailnotification.FieldEventType, emailnotification.FieldToAddress, emailnotification.FieldSubject, emailnotification.FieldBody, emailnotification.FieldStatus, emailnotification.FieldLeaseOwner, emailnotification.FieldLastError:
+		case emailnotification.FieldID, emailnotification.FieldMerchantID, emailnotification.FieldMode, emailnotification.FieldEventID, emailnotification.FieldEventType, emailnotification.FieldToAddress, emailnotification.FieldSubject, emailnotification.FieldBody, emailnotification.FieldStatus, emailnotification.FieldLeaseOwner, emailnotification.FieldLastError, emailnotification.FieldTraceParent:
 			values[i] = new(sql.NullString)
 		case emailnotification.FieldNextAttemptAt, emailnotification.FieldLeaseUntil, emailnotification.FieldCreatedAt, emailnotification.FieldUpdatedAt, emailnotification.FieldSentAt:
 			values[i] = new(sql.NullTime)
@@ -186,6 +188,13 @@ func (_m *EmailNotification) assignValues(columns []string, values []any) error 
 				_m.SentAt = new(time.Time)
 				*_m.SentAt = value.Time
 			}
+		case emailnotification.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -278,6 +287,11 @@ func (_m *EmailNotification) String() string {
 	if v := _m.SentAt; v != nil {
 		builder.WriteString("sent_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

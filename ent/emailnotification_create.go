@@ -167,6 +167,20 @@ func (_c *EmailNotificationCreate) SetNillableSentAt(v *time.Time) *EmailNotific
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *EmailNotificationCreate) SetTraceParent(v string) *EmailNotificationCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *EmailNotificationCreate) SetNillableTraceParent(v *string) *EmailNotificationCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EmailNotificationCreate) SetID(v string) *EmailNotificationCreate {
 	_c.mutation.SetID(v)
@@ -366,6 +380,10 @@ func (_c *EmailNotificationCreate) createSpec() (*EmailNotification, *sqlgraph.C
 	if value, ok := _c.mutation.SentAt(); ok {
 		_spec.SetField(emailnotification.FieldSentAt, field.TypeTime, value)
 		_node.SentAt = &value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(emailnotification.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	return _node, _spec
 }
@@ -591,6 +609,9 @@ func (u *EmailNotificationUpsertOne) UpdateNewValues() *EmailNotificationUpsertO
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(emailnotification.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.TraceParent(); exists {
+			s.SetIgnore(emailnotification.FieldTraceParent)
 		}
 	}))
 	return u
@@ -983,6 +1004,9 @@ func (u *EmailNotificationUpsertBulk) UpdateNewValues() *EmailNotificationUpsert
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(emailnotification.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.TraceParent(); exists {
+				s.SetIgnore(emailnotification.FieldTraceParent)
 			}
 		}
 	}))

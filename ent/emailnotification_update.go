@@ -267,6 +267,9 @@ func (_u *EmailNotificationUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.SentAtCleared() {
 		_spec.ClearField(emailnotification.FieldSentAt, field.TypeTime)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(emailnotification.FieldTraceParent, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -556,6 +559,9 @@ func (_u *EmailNotificationUpdateOne) sqlSave(ctx context.Context) (_node *Email
 	}
 	if _u.mutation.SentAtCleared() {
 		_spec.ClearField(emailnotification.FieldSentAt, field.TypeTime)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(emailnotification.FieldTraceParent, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &EmailNotification{config: _u.config}

@@ -32,7 +32,9 @@ type Event struct {
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// deliveries and e-mail rows created
-	FannedOut    bool `json:"fanned_out,omitempty"`
+	FannedOut bool `json:"fanned_out,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent  *string `json:"trace_parent,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -47,7 +49,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case event.FieldID:
 			values[i] = new(sql.NullInt64)
-		case event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType, event.FieldTransactionRef:
+		case event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType, event.FieldTransactionRef, event.FieldTraceParent:
 			values[i] = new(sql.NullString)
 		case event.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -120,6 +122,13 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.FannedOut = value.Bool
 			}
+		case event.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -179,6 +188,11 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("fanned_out=")
 	builder.WriteString(fmt.Sprintf("%v", _m.FannedOut))
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

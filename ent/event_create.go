@@ -86,6 +86,20 @@ func (_c *EventCreate) SetNillableFannedOut(v *bool) *EventCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *EventCreate) SetTraceParent(v string) *EventCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *EventCreate) SetNillableTraceParent(v *string) *EventCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EventCreate) SetID(v int64) *EventCreate {
 	_c.mutation.SetID(v)
@@ -234,6 +248,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 		_node.FannedOut = value
 	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(event.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
+	}
 	return _node, _spec
 }
 
@@ -335,6 +353,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(event.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.TraceParent(); exists {
+			s.SetIgnore(event.FieldTraceParent)
 		}
 	}))
 	return u
@@ -583,6 +604,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(event.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.TraceParent(); exists {
+				s.SetIgnore(event.FieldTraceParent)
 			}
 		}
 	}))

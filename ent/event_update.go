@@ -95,6 +95,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -213,6 +216,9 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	}
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Event{config: _u.config}

@@ -2188,6 +2188,7 @@ type EmailNotificationMutation struct {
 	created_at      *time.Time
 	updated_at      *time.Time
 	sent_at         *time.Time
+	trace_parent    *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*EmailNotification, error)
@@ -2959,6 +2960,55 @@ func (m *EmailNotificationMutation) ResetSentAt() {
 	delete(m.clearedFields, emailnotification.FieldSentAt)
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (m *EmailNotificationMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *EmailNotificationMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the EmailNotification entity.
+// If the EmailNotification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailNotificationMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *EmailNotificationMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[emailnotification.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *EmailNotificationMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[emailnotification.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *EmailNotificationMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, emailnotification.FieldTraceParent)
+}
+
 // Where appends a list predicates to the EmailNotificationMutation builder.
 func (m *EmailNotificationMutation) Where(ps ...predicate.EmailNotification) {
 	m.predicates = append(m.predicates, ps...)
@@ -2993,7 +3043,7 @@ func (m *EmailNotificationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EmailNotificationMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.merchant_id != nil {
 		fields = append(fields, emailnotification.FieldMerchantID)
 	}
@@ -3042,6 +3092,9 @@ func (m *EmailNotificationMutation) Fields() []string {
 	if m.sent_at != nil {
 		fields = append(fields, emailnotification.FieldSentAt)
 	}
+	if m.trace_parent != nil {
+		fields = append(fields, emailnotification.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -3082,6 +3135,8 @@ func (m *EmailNotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case emailnotification.FieldSentAt:
 		return m.SentAt()
+	case emailnotification.FieldTraceParent:
+		return m.TraceParent()
 	}
 	return nil, false
 }
@@ -3123,6 +3178,8 @@ func (m *EmailNotificationMutation) OldField(ctx context.Context, name string) (
 		return m.OldUpdatedAt(ctx)
 	case emailnotification.FieldSentAt:
 		return m.OldSentAt(ctx)
+	case emailnotification.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	}
 	return nil, fmt.Errorf("unknown EmailNotification field %s", name)
 }
@@ -3244,6 +3301,13 @@ func (m *EmailNotificationMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetSentAt(v)
 		return nil
+	case emailnotification.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown EmailNotification field %s", name)
 }
@@ -3304,6 +3368,9 @@ func (m *EmailNotificationMutation) ClearedFields() []string {
 	if m.FieldCleared(emailnotification.FieldSentAt) {
 		fields = append(fields, emailnotification.FieldSentAt)
 	}
+	if m.FieldCleared(emailnotification.FieldTraceParent) {
+		fields = append(fields, emailnotification.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -3332,6 +3399,9 @@ func (m *EmailNotificationMutation) ClearField(name string) error {
 		return nil
 	case emailnotification.FieldSentAt:
 		m.ClearSentAt()
+		return nil
+	case emailnotification.FieldTraceParent:
+		m.ClearTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown EmailNotification nullable field %s", name)
@@ -3388,6 +3458,9 @@ func (m *EmailNotificationMutation) ResetField(name string) error {
 		return nil
 	case emailnotification.FieldSentAt:
 		m.ResetSentAt()
+		return nil
+	case emailnotification.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown EmailNotification field %s", name)
@@ -3455,6 +3528,7 @@ type EventMutation struct {
 	payload         *[]byte
 	created_at      *time.Time
 	fanned_out      *bool
+	trace_parent    *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*Event, error)
@@ -3866,6 +3940,55 @@ func (m *EventMutation) ResetFannedOut() {
 	m.fanned_out = nil
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (m *EventMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *EventMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *EventMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[event.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *EventMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[event.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *EventMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, event.FieldTraceParent)
+}
+
 // Where appends a list predicates to the EventMutation builder.
 func (m *EventMutation) Where(ps ...predicate.Event) {
 	m.predicates = append(m.predicates, ps...)
@@ -3900,7 +4023,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.merchant_id != nil {
 		fields = append(fields, event.FieldMerchantID)
 	}
@@ -3924,6 +4047,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.fanned_out != nil {
 		fields = append(fields, event.FieldFannedOut)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, event.FieldTraceParent)
 	}
 	return fields
 }
@@ -3949,6 +4075,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case event.FieldFannedOut:
 		return m.FannedOut()
+	case event.FieldTraceParent:
+		return m.TraceParent()
 	}
 	return nil, false
 }
@@ -3974,6 +4102,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCreatedAt(ctx)
 	case event.FieldFannedOut:
 		return m.OldFannedOut(ctx)
+	case event.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -4039,6 +4169,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetFannedOut(v)
 		return nil
+	case event.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
 }
@@ -4072,6 +4209,9 @@ func (m *EventMutation) ClearedFields() []string {
 	if m.FieldCleared(event.FieldTransactionRef) {
 		fields = append(fields, event.FieldTransactionRef)
 	}
+	if m.FieldCleared(event.FieldTraceParent) {
+		fields = append(fields, event.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -4088,6 +4228,9 @@ func (m *EventMutation) ClearField(name string) error {
 	switch name {
 	case event.FieldTransactionRef:
 		m.ClearTransactionRef()
+		return nil
+	case event.FieldTraceParent:
+		m.ClearTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
@@ -4120,6 +4263,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldFannedOut:
 		m.ResetFannedOut()
+		return nil
+	case event.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
@@ -11228,6 +11374,7 @@ type TransactionMutation struct {
 	lease_until            *time.Time
 	rails_reference        *string
 	submitted_at           *time.Time
+	trace_parent           *string
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*Transaction, error)
@@ -13715,6 +13862,55 @@ func (m *TransactionMutation) ResetSubmittedAt() {
 	delete(m.clearedFields, transaction.FieldSubmittedAt)
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (m *TransactionMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *TransactionMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Transaction entity.
+// If the Transaction object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TransactionMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *TransactionMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[transaction.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *TransactionMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[transaction.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *TransactionMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, transaction.FieldTraceParent)
+}
+
 // Where appends a list predicates to the TransactionMutation builder.
 func (m *TransactionMutation) Where(ps ...predicate.Transaction) {
 	m.predicates = append(m.predicates, ps...)
@@ -13749,7 +13945,7 @@ func (m *TransactionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TransactionMutation) Fields() []string {
-	fields := make([]string, 0, 52)
+	fields := make([]string, 0, 53)
 	if m.merchant_id != nil {
 		fields = append(fields, transaction.FieldMerchantID)
 	}
@@ -13906,6 +14102,9 @@ func (m *TransactionMutation) Fields() []string {
 	if m.submitted_at != nil {
 		fields = append(fields, transaction.FieldSubmittedAt)
 	}
+	if m.trace_parent != nil {
+		fields = append(fields, transaction.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -14018,6 +14217,8 @@ func (m *TransactionMutation) Field(name string) (ent.Value, bool) {
 		return m.RailsReference()
 	case transaction.FieldSubmittedAt:
 		return m.SubmittedAt()
+	case transaction.FieldTraceParent:
+		return m.TraceParent()
 	}
 	return nil, false
 }
@@ -14131,6 +14332,8 @@ func (m *TransactionMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldRailsReference(ctx)
 	case transaction.FieldSubmittedAt:
 		return m.OldSubmittedAt(ctx)
+	case transaction.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -14504,6 +14707,13 @@ func (m *TransactionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSubmittedAt(v)
 		return nil
+	case transaction.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -14705,6 +14915,9 @@ func (m *TransactionMutation) ClearedFields() []string {
 	if m.FieldCleared(transaction.FieldSubmittedAt) {
 		fields = append(fields, transaction.FieldSubmittedAt)
 	}
+	if m.FieldCleared(transaction.FieldTraceParent) {
+		fields = append(fields, transaction.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -14802,6 +15015,9 @@ func (m *TransactionMutation) ClearField(name string) error {
 		return nil
 	case transaction.FieldSubmittedAt:
 		m.ClearSubmittedAt()
+		return nil
+	case transaction.FieldTraceParent:
+		m.ClearTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction nullable field %s", name)
@@ -14966,6 +15182,9 @@ func (m *TransactionMutation) ResetField(name string) error {
 		return nil
 	case transaction.FieldSubmittedAt:
 		m.ResetSubmittedAt()
+		return nil
+	case transaction.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)

@@ -122,7 +122,9 @@ type Transaction struct {
 	// RailsReference holds the value of the "rails_reference" field.
 	RailsReference *string `json:"rails_reference,omitempty"`
 	// SubmittedAt holds the value of the "submitted_at" field.
-	SubmittedAt  *time.Time `json:"submitted_at,omitempty"`
+	SubmittedAt *time.Time `json:"submitted_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent  *string `json:"trace_parent,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -137,7 +139,7 @@ func (*Transaction) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case transaction.FieldFromAmount, transaction.FieldAmount, transaction.FieldAmountCharged, transaction.FieldAmountSettled, transaction.FieldToAmount, transaction.FieldFee, transaction.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode, transaction.FieldReference, transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType, transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromCurrency, transaction.FieldCurrency, transaction.FieldToCurrency, transaction.FieldFeeCurrency, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty, transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer, transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant, transaction.FieldToMerchant, transaction.FieldSettlementTime, transaction.FieldRejectReason, transaction.FieldTraceID, transaction.FieldPaymentProof, transaction.FieldWalletReference, transaction.FieldAccountReference, transaction.FieldAccountID, transaction.FieldSenderName, transaction.FieldSenderBank, transaction.FieldPrepayID, transaction.FieldLeaseOwner, transaction.FieldRailsReference:
+		case transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode, transaction.FieldReference, transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType, transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromCurrency, transaction.FieldCurrency, transaction.FieldToCurrency, transaction.FieldFeeCurrency, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty, transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer, transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant, transaction.FieldToMerchant, transaction.FieldSettlementTime, transaction.FieldRejectReason, transaction.FieldTraceID, transaction.FieldPaymentProof, transaction.FieldWalletReference, transaction.FieldAccountReference, transaction.FieldAccountID, transaction.FieldSenderName, transaction.FieldSenderBank, transaction.FieldPrepayID, transaction.FieldLeaseOwner, transaction.FieldRailsReference, transaction.FieldTraceParent:
 			values[i] = new(sql.NullString)
 		case transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldSettledAt, transaction.FieldSettlementDate, transaction.FieldExpiresAt, transaction.FieldNextRunAt, transaction.FieldLeaseUntil, transaction.FieldSubmittedAt:
 			values[i] = new(sql.NullTime)
@@ -502,6 +504,13 @@ func (_m *Transaction) assignValues(columns []string, values []any) error {
 				_m.SubmittedAt = new(time.Time)
 				*_m.SubmittedAt = value.Time
 			}
+		case transaction.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -744,6 +753,11 @@ func (_m *Transaction) String() string {
 	if v := _m.SubmittedAt; v != nil {
 		builder.WriteString("submitted_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

@@ -640,6 +640,20 @@ func (_c *TransactionCreate) SetNillableSubmittedAt(v *time.Time) *TransactionCr
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *TransactionCreate) SetTraceParent(v string) *TransactionCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *TransactionCreate) SetNillableTraceParent(v *string) *TransactionCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TransactionCreate) SetID(v string) *TransactionCreate {
 	_c.mutation.SetID(v)
@@ -1068,6 +1082,10 @@ func (_c *TransactionCreate) createSpec() (*Transaction, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SubmittedAt(); ok {
 		_spec.SetField(transaction.FieldSubmittedAt, field.TypeTime, value)
 		_node.SubmittedAt = &value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(transaction.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	return _node, _spec
 }
@@ -1887,6 +1905,9 @@ func (u *TransactionUpsertOne) UpdateNewValues() *TransactionUpsertOne {
 		}
 		if _, exists := u.create.mutation.Purpose(); exists {
 			s.SetIgnore(transaction.FieldPurpose)
+		}
+		if _, exists := u.create.mutation.TraceParent(); exists {
+			s.SetIgnore(transaction.FieldTraceParent)
 		}
 	}))
 	return u
@@ -2972,6 +2993,9 @@ func (u *TransactionUpsertBulk) UpdateNewValues() *TransactionUpsertBulk {
 			}
 			if _, exists := b.mutation.Purpose(); exists {
 				s.SetIgnore(transaction.FieldPurpose)
+			}
+			if _, exists := b.mutation.TraceParent(); exists {
+				s.SetIgnore(transaction.FieldTraceParent)
 			}
 		}
 	}))

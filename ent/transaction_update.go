@@ -1127,6 +1127,9 @@ func (_u *TransactionUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.SubmittedAtCleared() {
 		_spec.ClearField(transaction.FieldSubmittedAt, field.TypeTime)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(transaction.FieldTraceParent, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -2275,6 +2278,9 @@ func (_u *TransactionUpdateOne) sqlSave(ctx context.Context) (_node *Transaction
 	}
 	if _u.mutation.SubmittedAtCleared() {
 		_spec.ClearField(transaction.FieldSubmittedAt, field.TypeTime)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(transaction.FieldTraceParent, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Transaction{config: _u.config}

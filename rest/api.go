@@ -17,6 +17,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -82,6 +83,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, params, known := a.router.match(r.Method, path)
+	if rt != nil {
+		metrics.SetRoute(ctx, rt.Method+" "+Prefix+rt.Pattern)
+	}
 	if rt != nil && rt.Access == PublicKey {
 		allowOrigins(w.Header())
 	}
@@ -313,6 +317,7 @@ func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr
 
 func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))
+	metrics.SetCode(r.Context(), string(e.Kind))
 	if e.Kind.Status() >= 500 {
 		level := obs.FailureLevel(r.Context())
 		if e.Kind == apperr.Unavailable && level > slog.LevelWarn {

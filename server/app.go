@@ -21,11 +21,13 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/swaps"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/wallets"
 	"merchantpay/internal/webhooks"
@@ -88,6 +90,11 @@ type App struct {
 	// checkout; its worker crypto-pay-expiry fails checkouts at expiry.
 	CryptoPay *cryptopay.Service
 
+	// Metrics are what the admin listener's /metrics serves.
+	Metrics *metrics.Metrics
+	// Tracing exports spans when an OTLP endpoint is configured.
+	Tracing *tracing.Tracing
+
 	handler http.Handler
 	workers []Worker
 }
@@ -135,7 +142,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := prepareSchema(ctx, db, cfg, opt.Logger); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger}
+	a := &App{Config: cfg, DB: db, Clock: opt.Clock, Log: opt.Logger, Metrics: metrics.New()}
+	if a.Tracing, err = tracing.Setup(ctx, cfg.Tracing, a.Log); err != nil {
+		return nil, err
+	}
+	db.SetTracer(a.Tracing.Tracer())
 	a.Merchants = merchants.New(db, a.Clock)
 	a.Wallets = wallets.New(db, a.Clock)
 	a.Idem = idem.New(db, a.Clock)
@@ -164,7 +175,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.Rates, err = newRates(ctx, a); err != nil {
 		return nil, err
 	}
-	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay})
+	a.Swaps = swaps.New(db, a.Clock, a.Rates, a.Ledger, a.Outbox, swaps.Config{SettlementDelay: cfg.SwapSettlementDelay, Tracer: a.workerTracer()})
 	payoutFees, err := withdrawals.LoadFees(cfg.PayoutFees)
 	if err != nil {
 		return nil, err
@@ -178,9 +189,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 
 	var limiter rest.Limiter
+	var rl *ratelimit.Limiter
 	if cfg.RateLimit > 0 {
-		limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
+		rl = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
+		limiter = rl
 	}
+	a.setupMetrics(rl)
 	api := rest.New(rest.Deps{
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem,
 		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
@@ -197,8 +211,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
-	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log}})
+	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
+		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer()})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
+	if cfg.LedgerCheckInterval > 0 {
+		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})
+	}
 	a.workers = append(a.workers, Worker{Name: "crypto-pay-expiry", Run: func(ctx context.Context) {
 		a.CryptoPay.RunExpiry(ctx, jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
@@ -225,8 +243,16 @@ func (a *App) RunWorkers(ctx context.Context) (wait func()) {
 	return wg.Wait
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close flushes the spans it can within a few seconds and releases the
+// database.
+func (a *App) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Tracing.Shutdown(ctx); err != nil {
+		a.Log.Warn("tracing: spans not flushed at shutdown", "err", err)
+	}
+	return a.DB.Close()
+}
 
 func (a *App) purgeIdempotency(ctx context.Context) {
 	t := time.NewTicker(10 * time.Minute)

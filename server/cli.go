@@ -141,6 +141,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 		log.Error("listen failed", "addr", cfg.ListenAddr, "err", err)
 		return 1
 	}
+	stopAdmin, err := serveAdmin(cfg, app, log)
+	if err != nil {
+		log.Error("admin listener failed: set ADMIN_ADDR to a free address, or to an empty value to turn it off", "addr", cfg.AdminAddr, "err", err)
+		ln.Close()
+		return 1
+	}
+	defer stopAdmin()
 	srv := NewHTTPServer(cfg, app.Handler())
 	// Requests still running when the drain gives up are cut short with
 	// a cause of their own, so that they are not taken for requests their

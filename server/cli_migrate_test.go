@@ -90,9 +90,7 @@ func TestMigrateUpAdoptsAutoMigratedDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := db.Client(ctx).Schema.Create(ctx); err != nil {
-			t.Fatal(err)
-		}
+		testdb.AutoMigrated(t, db)
 		t.Setenv("DATABASE_URL", u)
 		code, out, errs := runMain(t, "migrate", "status")
 		if code != 0 || !strings.Contains(out, "made by a release that migrated automatically") {

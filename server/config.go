@@ -13,6 +13,7 @@ import (
 	"merchantpay/internal/mail"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
 )
 
@@ -70,6 +71,15 @@ type Config struct {
 	// Database sizes the PostgreSQL pool (DATABASE_MAX_CONNS) and bounds
 	// statements (DATABASE_STATEMENT_TIMEOUT); SQLite ignores both.
 	Database store.Options
+	// AdminAddr is the operators' listener (ADMIN_ADDR, default
+	// 127.0.0.1:9090; set and empty turns it off): /metrics, /debug/pprof/
+	// and the health routes.
+	AdminAddr string
+	// LedgerCheckInterval is how often the ledger's invariants are checked
+	// (LEDGER_CHECK_INTERVAL, default 1h; 0 turns the check off).
+	LedgerCheckInterval time.Duration
+	// Tracing is what the standard OTEL_* variables ask for.
+	Tracing tracing.Config
 	// HTTP are the deadlines of every phase of a request (HTTP_*).
 	HTTP HTTPDeadlines
 	// NoMigrate (MIGRATE=false) leaves the schema to `migrate up`: start-up
@@ -132,6 +142,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Database, bad = loadDatabaseOptions(getenv, bad)
+	c.AdminAddr = or(getenv("ADMIN_ADDR"), "127.0.0.1:9090")
+	if c.AdminAddr == "off" {
+		c.AdminAddr = ""
+	}
+	if v := getenv("LEDGER_CHECK_INTERVAL"); v == "0" {
+		c.LedgerCheckInterval = 0
+	} else {
+		c.LedgerCheckInterval = dur("LEDGER_CHECK_INTERVAL", time.Hour)
+	}
+	if tc, err := tracing.ConfigFrom(getenv); err != nil {
+		bad = append(bad, err.Error())
+	} else {
+		c.Tracing = tc
+	}
 	c.RateLimit, c.RateBurst = 100, 200
 	if v := getenv("RATE_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -273,4 +297,12 @@ func or(v, def string) string {
 }
 
 // EnvConfig reads the process environment.
-func EnvConfig() (Config, error) { return LoadConfig(os.Getenv) }
+func EnvConfig() (Config, error) {
+	c, err := LoadConfig(os.Getenv)
+	// ADMIN_ADDR set and empty turns the admin listener off, which getenv
+	// cannot tell from unset.
+	if v, ok := os.LookupEnv("ADMIN_ADDR"); ok && v == "" {
+		c.AdminAddr = ""
+	}
+	return c, err
+}

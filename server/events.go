@@ -36,10 +36,12 @@ func (a *App) setupEvents(resolver *net.Resolver) error {
 	a.Webhooks.Resolver = resolver
 	a.Mailer = mail.New(a.DB, a.Clock, mail.Config{
 		SMTP: smtp, Schedule: schedule, Jitter: jitter, PollInterval: cfg.EventsPollInterval, Log: a.Log,
+		Tracer: a.workerTracer(),
 	})
 	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
 		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate, Resolver: resolver,
 		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
+		Observe: a.Metrics.ObserveDelivery, Tracer: a.workerTracer(),
 	})
 	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log,
 		// A subscriber whose key was rolled gets no more events, and its

@@ -25,6 +25,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -73,6 +74,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(subscriptionRules{})
 	srv.Use(wsRateLimit{h}) // the first token; operationLimits takes the rest
 	srv.Use(newOperationLimits(h, schema.Schema(), a.Config))
+	srv.Use(observeOperation{tracer: a.Tracing.Tracer()})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		obs.Log(ctx).Error("panic in resolver", "panic", p)
@@ -140,6 +142,7 @@ func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {
 func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if websocket.IsWebSocketUpgrade(r) {
+		metrics.SetRoute(ctx, "graphql websocket")
 		if rest.KeyFrom(r.Header) != "" {
 			p, err := h.authorize(r)
 			if err != nil {
@@ -151,6 +154,8 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.srv.ServeHTTP(w, r)
 		return
 	}
+	// Named again by its operation once it is parsed (observeOperation).
+	metrics.SetRoute(ctx, "graphql")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests (and WebSocket upgrades for subscriptions)"))
@@ -465,6 +470,9 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
 		out.add(kind.Status())
 	}
+	if overHTTP, _ := ctx.Value(overHTTPKey{}).(bool); overHTTP {
+		metrics.SetCode(ctx, string(kind))
+	}
 	return gerr
 }
 
@@ -571,6 +579,7 @@ func setExt(e *gqlerror.Error, k string, v any) {
 // gqlFail answers a request refused before execution in GraphQL's error
 // shape, with the HTTP status of its kind.
 func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
+	metrics.SetCode(r.Context(), string(apperr.As(err).Kind))
 	var re *retryError
 	if errors.As(err, &re) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/checkout"
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
 )
@@ -26,15 +29,17 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	return a.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/healthz":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+			metrics.SetRoute(r.Context(), "healthz")
+			healthz(w, r)
 		case p == "/readyz":
+			metrics.SetRoute(r.Context(), "readyz")
 			a.ready(w, r)
 		case strings.HasPrefix(p, rest.Prefix+"/"):
 			api.ServeHTTP(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
 		case strings.HasPrefix(p, checkout.Prefix):
+			metrics.SetRoute(r.Context(), "checkout")
 			// The hosted crypto-pay checkout takes no API key: the prepay
 			// id in the path is its credential.
 			checkoutH.ServeHTTP(w, r)
@@ -63,8 +68,11 @@ func (a *App) middleware(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		ctx := obs.With(obs.WithLogger(obs.WithRequestID(r.Context(), id), a.Log), "request_id", id)
+		ctx, labels := metrics.WithLabels(r.Context())
+		ctx, span := a.startSpan(ctx, r)
+		ctx = obs.With(obs.WithLogger(obs.WithRequestID(ctx, id), a.Log), a.logAttrs(id, span)...)
 		r = r.WithContext(ctx)
+		done := a.Metrics.Begin()
 		rec := a.record(w, r)
 		if !isUpgrade(r) {
 			var cancel context.CancelFunc
@@ -81,6 +89,9 @@ func (a *App) middleware(next http.Handler) http.Handler {
 				rec.aborted = true
 			}
 			rec.finish()
+			done()
+			a.Metrics.ObserveRequest(labels.Route, r.Method, rec.status, labels.Code, time.Since(start))
+			a.endSpan(span, labels.Route, rec.status)
 			a.accessLog(ctx, r, rec, id, start)
 			if rec.aborted || rec.outcome == outcomeClientCancel {
 				// The connection is closed without an answer: the handler
@@ -119,5 +130,8 @@ func (a *App) accessLog(ctx context.Context, r *http.Request, rec *statusRecorde
 		slog.Int("status", rec.status), slog.String("outcome", rec.outcome), slog.Int("bytes", rec.bytes),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 		slog.Bool("upgrade", isUpgrade(r)))
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		line.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
 	_ = h.Handle(ctx, line)
 }

@@ -44,6 +44,8 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldSentAt holds the string denoting the sent_at field in the database.
 	FieldSentAt = "sent_at"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// Table holds the table name of the emailnotification in the database.
 	Table = "email_notifications"
 )
@@ -67,6 +69,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldSentAt,
+	FieldTraceParent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -183,4 +186,9 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySentAt orders the results by the sent_at field.
 func BySentAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSentAt, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }

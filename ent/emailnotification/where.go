@@ -144,6 +144,11 @@ func SentAt(v time.Time) predicate.EmailNotification {
 	return predicate.EmailNotification(sql.FieldEQ(FieldSentAt, v))
 }
 
+// TraceParent applies equality check predicate on the "trace_parent" field. It's identical to TraceParentEQ.
+func TraceParent(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldEQ(FieldTraceParent, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.EmailNotification {
 	return predicate.EmailNotification(sql.FieldEQ(FieldMerchantID, v))
@@ -1082,6 +1087,81 @@ func SentAtIsNil() predicate.EmailNotification {
 // SentAtNotNil applies the NotNil predicate on the "sent_at" field.
 func SentAtNotNil() predicate.EmailNotification {
 	return predicate.EmailNotification(sql.FieldNotNull(FieldSentAt))
+}
+
+// TraceParentEQ applies the EQ predicate on the "trace_parent" field.
+func TraceParentEQ(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldEQ(FieldTraceParent, v))
+}
+
+// TraceParentNEQ applies the NEQ predicate on the "trace_parent" field.
+func TraceParentNEQ(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldNEQ(FieldTraceParent, v))
+}
+
+// TraceParentIn applies the In predicate on the "trace_parent" field.
+func TraceParentIn(vs ...string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldIn(FieldTraceParent, vs...))
+}
+
+// TraceParentNotIn applies the NotIn predicate on the "trace_parent" field.
+func TraceParentNotIn(vs ...string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldNotIn(FieldTraceParent, vs...))
+}
+
+// TraceParentGT applies the GT predicate on the "trace_parent" field.
+func TraceParentGT(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldGT(FieldTraceParent, v))
+}
+
+// TraceParentGTE applies the GTE predicate on the "trace_parent" field.
+func TraceParentGTE(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldGTE(FieldTraceParent, v))
+}
+
+// TraceParentLT applies the LT predicate on the "trace_parent" field.
+func TraceParentLT(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldLT(FieldTraceParent, v))
+}
+
+// TraceParentLTE applies the LTE predicate on the "trace_parent" field.
+func TraceParentLTE(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldLTE(FieldTraceParent, v))
+}
+
+// TraceParentContains applies the Contains predicate on the "trace_parent" field.
+func TraceParentContains(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldContains(FieldTraceParent, v))
+}
+
+// TraceParentHasPrefix applies the HasPrefix predicate on the "trace_parent" field.
+func TraceParentHasPrefix(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldHasPrefix(FieldTraceParent, v))
+}
+
+// TraceParentHasSuffix applies the HasSuffix predicate on the "trace_parent" field.
+func TraceParentHasSuffix(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldHasSuffix(FieldTraceParent, v))
+}
+
+// TraceParentIsNil applies the IsNil predicate on the "trace_parent" field.
+func TraceParentIsNil() predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldIsNull(FieldTraceParent))
+}
+
+// TraceParentNotNil applies the NotNil predicate on the "trace_parent" field.
+func TraceParentNotNil() predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldNotNull(FieldTraceParent))
+}
+
+// TraceParentEqualFold applies the EqualFold predicate on the "trace_parent" field.
+func TraceParentEqualFold(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldEqualFold(FieldTraceParent, v))
+}
+
+// TraceParentContainsFold applies the ContainsFold predicate on the "trace_parent" field.
+func TraceParentContainsFold(v string) predicate.EmailNotification {
+	return predicate.EmailNotification(sql.FieldContainsFold(FieldTraceParent, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -28,6 +28,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldFannedOut holds the string denoting the fanned_out field in the database.
 	FieldFannedOut = "fanned_out"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// Table holds the table name of the event in the database.
 	Table = "events"
 )
@@ -43,6 +45,7 @@ var Columns = []string{
 	FieldPayload,
 	FieldCreatedAt,
 	FieldFannedOut,
+	FieldTraceParent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -112,4 +115,9 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByFannedOut orders the results by the fanned_out field.
 func ByFannedOut(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldFannedOut, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }

@@ -94,6 +94,11 @@ func FannedOut(v bool) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldFannedOut, v))
 }
 
+// TraceParent applies equality check predicate on the "trace_parent" field. It's identical to TraceParentEQ.
+func TraceParent(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTraceParent, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldMerchantID, v))
@@ -517,6 +522,81 @@ func FannedOutEQ(v bool) predicate.Event {
 // FannedOutNEQ applies the NEQ predicate on the "fanned_out" field.
 func FannedOutNEQ(v bool) predicate.Event {
 	return predicate.Event(sql.FieldNEQ(FieldFannedOut, v))
+}
+
+// TraceParentEQ applies the EQ predicate on the "trace_parent" field.
+func TraceParentEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTraceParent, v))
+}
+
+// TraceParentNEQ applies the NEQ predicate on the "trace_parent" field.
+func TraceParentNEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldTraceParent, v))
+}
+
+// TraceParentIn applies the In predicate on the "trace_parent" field.
+func TraceParentIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldTraceParent, vs...))
+}
+
+// TraceParentNotIn applies the NotIn predicate on the "trace_parent" field.
+func TraceParentNotIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldTraceParent, vs...))
+}
+
+// TraceParentGT applies the GT predicate on the "trace_parent" field.
+func TraceParentGT(v string) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldTraceParent, v))
+}
+
+// TraceParentGTE applies the GTE predicate on the "trace_parent" field.
+func TraceParentGTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldTraceParent, v))
+}
+
+// TraceParentLT applies the LT predicate on the "trace_parent" field.
+func TraceParentLT(v string) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldTraceParent, v))
+}
+
+// TraceParentLTE applies the LTE predicate on the "trace_parent" field.
+func TraceParentLTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldTraceParent, v))
+}
+
+// TraceParentContains applies the Contains predicate on the "trace_parent" field.
+func TraceParentContains(v string) predicate.Event {
+	return predicate.Event(sql.FieldContains(FieldTraceParent, v))
+}
+
+// TraceParentHasPrefix applies the HasPrefix predicate on the "trace_parent" field.
+func TraceParentHasPrefix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasPrefix(FieldTraceParent, v))
+}
+
+// TraceParentHasSuffix applies the HasSuffix predicate on the "trace_parent" field.
+func TraceParentHasSuffix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasSuffix(FieldTraceParent, v))
+}
+
+// TraceParentIsNil applies the IsNil predicate on the "trace_parent" field.
+func TraceParentIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldTraceParent))
+}
+
+// TraceParentNotNil applies the NotNil predicate on the "trace_parent" field.
+func TraceParentNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldTraceParent))
+}
+
+// TraceParentEqualFold applies the EqualFold predicate on the "trace_parent" field.
+func TraceParentEqualFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldEqualFold(FieldTraceParent, v))
+}
+
+// TraceParentContainsFold applies the ContainsFold predicate on the "trace_parent" field.
+func TraceParentContainsFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldContainsFold(FieldTraceParent, v))
 }
 
 // And groups predicates with the AND operator between them.

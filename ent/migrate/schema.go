@@ -101,6 +101,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "sent_at", Type: field.TypeTime, Nullable: true},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
 	}
 	// EmailNotificationsTable holds the schema information for the "email_notifications" table.
 	EmailNotificationsTable = &schema.Table{
@@ -131,6 +132,7 @@ var (
 		{Name: "payload", Type: field.TypeBytes},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "fanned_out", Type: field.TypeBool, Default: false},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
 	}
 	// EventsTable holds the schema information for the "events" table.
 	EventsTable = &schema.Table{
@@ -421,6 +423,7 @@ var (
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
 		{Name: "rails_reference", Type: field.TypeString, Nullable: true},
 		{Name: "submitted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
 	}
 	// TransactionsTable holds the schema information for the "transactions" table.
 	TransactionsTable = &schema.Table{

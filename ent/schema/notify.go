@@ -133,6 +133,9 @@ func (EmailNotification) Fields() []ent.Field {
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 		field.Time("sent_at").Optional().Nillable(),
+		// The traceparent of the request that made its event: the send's
+		// span links to it.
+		field.String("trace_parent").Optional().Nillable().Immutable(),
 	}
 }
 

@@ -46,6 +46,9 @@ func (Event) Fields() []ent.Field {
 		field.Bytes("payload").Immutable().Comment("the webhook body's data: the Transaction as GET showed it then"),
 		field.Time("created_at").Immutable(),
 		field.Bool("fanned_out").Default(false).Comment("deliveries and e-mail rows created"),
+		// The W3C traceparent of the request that made the event, when
+		// traced: the webhook delivery's span links to it.
+		field.String("trace_parent").Optional().Nillable().Immutable(),
 	}
 }
 

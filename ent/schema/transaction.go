@@ -73,6 +73,10 @@ func (Transaction) Fields() []ent.Field {
 		// When the payout was handed to the rails: stateless rails (the
 		// sandbox) decide its outcome from it, and it survives restarts.
 		field.Time("submitted_at").Optional().Nillable(),
+		// The W3C traceparent of the request that made the transaction,
+		// when traced: the spans of the workers that carry it on (payout,
+		// settlement, expiry) link to it.
+		field.String("trace_parent").Optional().Nillable().Immutable(),
 	}
 }
 

@@ -118,6 +118,8 @@ const (
 	FieldRailsReference = "rails_reference"
 	// FieldSubmittedAt holds the string denoting the submitted_at field in the database.
 	FieldSubmittedAt = "submitted_at"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// Table holds the table name of the transaction in the database.
 	Table = "transactions"
 )
@@ -177,6 +179,7 @@ var Columns = []string{
 	FieldLeaseUntil,
 	FieldRailsReference,
 	FieldSubmittedAt,
+	FieldTraceParent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -488,4 +491,9 @@ func ByRailsReference(opts ...sql.OrderTermOption) OrderOption {
 // BySubmittedAt orders the results by the submitted_at field.
 func BySubmittedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSubmittedAt, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }

@@ -320,6 +320,11 @@ func SubmittedAt(v time.Time) predicate.Transaction {
 	return predicate.Transaction(sql.FieldEQ(FieldSubmittedAt, v))
 }
 
+// TraceParent applies equality check predicate on the "trace_parent" field. It's identical to TraceParentEQ.
+func TraceParent(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldTraceParent, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.Transaction {
 	return predicate.Transaction(sql.FieldEQ(FieldMerchantID, v))
@@ -3543,6 +3548,81 @@ func SubmittedAtIsNil() predicate.Transaction {
 // SubmittedAtNotNil applies the NotNil predicate on the "submitted_at" field.
 func SubmittedAtNotNil() predicate.Transaction {
 	return predicate.Transaction(sql.FieldNotNull(FieldSubmittedAt))
+}
+
+// TraceParentEQ applies the EQ predicate on the "trace_parent" field.
+func TraceParentEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldTraceParent, v))
+}
+
+// TraceParentNEQ applies the NEQ predicate on the "trace_parent" field.
+func TraceParentNEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNEQ(FieldTraceParent, v))
+}
+
+// TraceParentIn applies the In predicate on the "trace_parent" field.
+func TraceParentIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldIn(FieldTraceParent, vs...))
+}
+
+// TraceParentNotIn applies the NotIn predicate on the "trace_parent" field.
+func TraceParentNotIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotIn(FieldTraceParent, vs...))
+}
+
+// TraceParentGT applies the GT predicate on the "trace_parent" field.
+func TraceParentGT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGT(FieldTraceParent, v))
+}
+
+// TraceParentGTE applies the GTE predicate on the "trace_parent" field.
+func TraceParentGTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGTE(FieldTraceParent, v))
+}
+
+// TraceParentLT applies the LT predicate on the "trace_parent" field.
+func TraceParentLT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLT(FieldTraceParent, v))
+}
+
+// TraceParentLTE applies the LTE predicate on the "trace_parent" field.
+func TraceParentLTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLTE(FieldTraceParent, v))
+}
+
+// TraceParentContains applies the Contains predicate on the "trace_parent" field.
+func TraceParentContains(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContains(FieldTraceParent, v))
+}
+
+// TraceParentHasPrefix applies the HasPrefix predicate on the "trace_parent" field.
+func TraceParentHasPrefix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasPrefix(FieldTraceParent, v))
+}
+
+// TraceParentHasSuffix applies the HasSuffix predicate on the "trace_parent" field.
+func TraceParentHasSuffix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasSuffix(FieldTraceParent, v))
+}
+
+// TraceParentIsNil applies the IsNil predicate on the "trace_parent" field.
+func TraceParentIsNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldIsNull(FieldTraceParent))
+}
+
+// TraceParentNotNil applies the NotNil predicate on the "trace_parent" field.
+func TraceParentNotNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotNull(FieldTraceParent))
+}
+
+// TraceParentEqualFold applies the EqualFold predicate on the "trace_parent" field.
+func TraceParentEqualFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEqualFold(FieldTraceParent, v))
+}
+
+// TraceParentContainsFold applies the ContainsFold predicate on the "trace_parent" field.
+func TraceParentContainsFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContainsFold(FieldTraceParent, v))
 }
 
 // And groups predicates with the AND operator between them.

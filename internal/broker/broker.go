@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"merchantpay/ent"
@@ -113,6 +114,9 @@ type Broker struct {
 	low int64
 	// stopped is set when the hub ends; later subscribers are refused.
 	stopped bool
+
+	// streamed counts the events handed to subscribers.
+	streamed atomic.Uint64
 
 	// Hub state, owned by Run's goroutine.
 	maxSeen int64
@@ -303,11 +307,15 @@ func (s *sub) notified() {
 	}
 }
 
+// Streamed is how many events subscribers were handed.
+func (b *Broker) Streamed() uint64 { return b.streamed.Load() }
+
 // send blocks until s takes ev or ends.
-func send(s *sub, ev *ent.Event) bool {
+func (b *Broker) send(s *sub, ev *ent.Event) bool {
 	select {
 	case s.ch <- ev:
 		s.notified()
+		b.streamed.Add(1)
 		return true
 	case <-s.ctx.Done():
 		return false
@@ -344,7 +352,7 @@ func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 				delete(s.seen, ev.ID)
 				continue
 			}
-			if !send(s, ev) {
+			if !b.send(s, ev) {
 				b.pumpEnded(s)
 				return
 			}
@@ -377,7 +385,7 @@ func (b *Broker) replay(s *sub, from, low int64) bool {
 				}
 				s.seen[ev.ID] = struct{}{}
 			}
-			if !send(s, ev) {
+			if !b.send(s, ev) {
 				return false
 			}
 			cursor = ev.ID
@@ -434,6 +442,7 @@ func (b *Broker) deliverLocked(s *sub, ev *ent.Event) {
 		select {
 		case s.ch <- ev:
 			s.notified()
+			b.streamed.Add(1)
 		default:
 			// Full: a pump takes over until s has caught up.
 			s.live = false

@@ -20,6 +20,7 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
@@ -431,6 +432,7 @@ func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPa
 		SetFromMerchant(merchantName).
 		SetPrepayID(prepay).SetLinks(m).SetExpiresAt(expires).SetNextRunAt(expires).
 		SetCreatedAt(now).SetUpdatedAt(now)
+	create.SetNillableTraceParent(tracing.ParentOf(ctx))
 	if in.Reference != nil {
 		create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
 	}

@@ -20,6 +20,7 @@ import (
 	"merchantpay/internal/page"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/txview"
 )
 
@@ -94,7 +95,7 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 			SetMerchantID(t.MerchantID).SetMode(t.Mode).
 			SetEventID(newEventID()).SetType(typ).
 			SetTransactionRef(t.Reference).SetPayload(payload).
-			SetCreatedAt(now)
+			SetCreatedAt(now).SetNillableTraceParent(tracing.ParentOf(ctx))
 	}
 	evs, err := c.Event.CreateBulk(rows...).Save(ctx)
 	if err != nil {
@@ -118,8 +119,8 @@ func (o *Outbox) EmitLater(ctx context.Context, typ string, t *ent.Transaction) 
 	}
 	query, args := entsql.Dialect(o.db.Dialect).Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
-			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut).
-		Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, o.clock.Now(), false).
+			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent).
+		Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, o.clock.Now(), false, tracing.ParentOf(ctx)).
 		Query()
 	if err := store.Prelude(ctx, store.Stmt{SQL: query, Args: args}); err != nil {
 		return err

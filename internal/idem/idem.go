@@ -11,6 +11,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -75,6 +76,31 @@ type Store struct {
 	clock    clock.Clock
 	mu       sync.Mutex
 	inflight map[string]struct{}
+
+	replays, reused, inUse atomic.Uint64
+}
+
+// Counts are how many keyed requests this store answered with a stored
+// answer (Replays) or refused: the key used for another request (Reused),
+// or still running (InUse).
+type Counts struct{ Replays, Reused, InUse uint64 }
+
+// Counts returns the counts so far.
+func (s *Store) Counts() Counts {
+	return Counts{Replays: s.replays.Load(), Reused: s.reused.Load(), InUse: s.inUse.Load()}
+}
+
+// tally counts a keyed request's outcome.
+func (s *Store) tally(replayed bool, err error) {
+	switch {
+	case replayed:
+		s.replays.Add(1)
+	case err == nil:
+	case apperr.As(err).Kind == apperr.IdempotencyKeyReused:
+		s.reused.Add(1)
+	case apperr.As(err).Kind == apperr.IdempotencyKeyInUse:
+		s.inUse.Add(1)
+	}
 }
 
 // New returns the idempotency store.
@@ -107,6 +133,7 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		resp, err = s.run(ctx, h)
 		return resp, false, err
 	}
+	defer func() { s.tally(replayed, err) }()
 	slot, err := s.enter(req)
 	if err != nil {
 		return Response{}, false, err
@@ -164,6 +191,7 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 		resp, _ = h(ctx)
 		return resp, false, nil
 	}
+	defer func() { s.tally(replayed, err) }()
 	slot, err := s.enter(req)
 	if err != nil {
 		return Response{}, false, err

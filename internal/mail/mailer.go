@@ -10,6 +10,10 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
@@ -19,6 +23,7 @@ import (
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
 )
 
@@ -48,6 +53,9 @@ type Config struct {
 	// Wake, when not nil, makes the mailer look at once.
 	Wake <-chan struct{}
 	Log  *slog.Logger
+	// Tracer, when not nil, gives each send a span linked to the request
+	// that made its event.
+	Tracer trace.Tracer
 }
 
 // Mailer queues notification e-mails and sends them.
@@ -154,7 +162,8 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 		row := c.EmailNotification.Create().
 			SetID("eml_" + uuid.NewString()).SetMerchantID(ev.MerchantID).SetMode(ev.Mode).
 			SetEventID(ev.EventID).SetEventType(ev.Type).SetToAddress(mer.Email).
-			SetSubject(subject).SetBody(body).SetCreatedAt(now).SetUpdatedAt(now)
+			SetSubject(subject).SetBody(body).SetCreatedAt(now).SetUpdatedAt(now).
+			SetNillableTraceParent(ev.TraceParent)
 		if m.cfg.SMTP == nil {
 			// Nothing to send it with: it is written kept, with no lease
 			// or attempt to record later, and logged once committed.
@@ -284,7 +293,7 @@ func (m *Mailer) process(ctx context.Context, b *batchSender, e *ent.EmailNotifi
 		return keep
 	}
 	msg := Render(m.from, e.ToAddress, e.Subject, e.Body, e.EventID+"@merchantpay", now)
-	err := b.send(ctx, e.ToAddress, msg)
+	err := m.tracedSend(ctx, b, e, msg)
 	attempts := e.Attempts + 1
 	if err == nil {
 		sentAt := m.clock.Now()
@@ -358,4 +367,23 @@ func (m *Mailer) release(ctx context.Context, ids ...string) *ent.EmailNotificat
 	return m.db.Client(ctx).EmailNotification.Update().
 		Where(emailnotification.IDIn(ids...), emailnotification.LeaseOwner(m.owner)).
 		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
+}
+
+// tracedSend sends msg in a span of its own when the mailer traces.
+func (m *Mailer) tracedSend(ctx context.Context, b *batchSender, e *ent.EmailNotification, msg []byte) error {
+	if m.cfg.Tracer == nil {
+		return b.send(ctx, e.ToAddress, msg)
+	}
+	parent := ""
+	if e.TraceParent != nil {
+		parent = *e.TraceParent
+	}
+	ctx, span := m.cfg.Tracer.Start(ctx, "email", append(tracing.Link(parent), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("email.event_type", e.EventType)))...)
+	defer span.End()
+	err := b.send(ctx, e.ToAddress, msg)
+	if err != nil {
+		span.SetStatus(codes.Error, "not sent")
+	}
+	return err
 }

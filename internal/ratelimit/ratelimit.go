@@ -17,6 +17,14 @@ type Limiter struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	sweep   time.Time
+	refused uint64 // guarded by mu
+}
+
+// Refused is how many requests the limiter has refused.
+func (l *Limiter) Refused() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
 }
 
 type bucket struct {
@@ -65,6 +73,7 @@ func (l *Limiter) AllowN(key string, n int) (bool, int) {
 		b.tokens -= need
 		return true, 0
 	}
+	l.refused++
 	wait := int(math.Ceil((need - b.tokens) / l.rate))
 	if wait < 1 {
 		wait = 1

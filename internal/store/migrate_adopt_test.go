@@ -23,9 +23,7 @@ func TestMigrateAdoptsAutoMigratedDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := db.Client(ctx).Schema.Create(ctx); err != nil {
-			t.Fatalf("auto-migration: %v", err)
-		}
+		testdb.AutoMigrated(t, db)
 		now := time.Now().UTC().Truncate(time.Second)
 		if err := db.Client(ctx).EmailNotification.Create().SetID("eml_old").SetMerchantID("m").SetMode("test").
 			SetEventID("evt_old").SetEventType("withdrawal.success").SetToAddress("a@example.com").

@@ -28,6 +28,7 @@ const stmtCacheSize = 128
 // between): prepared statements belong to the server session.
 type cachingConnector struct {
 	driver.Connector
+	tr *tracer
 }
 
 func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -35,7 +36,7 @@ func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCachingConn(conn, nc), nil
+	return newCachingConn(conn, nc, c.tr), nil
 }
 
 // Unprepared marks a statement to be sent unnamed, planned afresh with its
@@ -71,6 +72,8 @@ type cachingConn struct {
 	// w watches what runs on it (stall.go).
 	nc net.Conn
 	w  *watch
+	// tr makes each statement's span (trace.go).
+	tr *tracer
 	// readOnly is set once the server refused a write (readonly.go): the
 	// connection is then closed instead of pooled.
 	readOnly bool
@@ -81,12 +84,12 @@ type cachedStmt struct {
 	stmt  driver.Stmt
 }
 
-func newCachingConn(c driver.Conn, nc net.Conn) driver.Conn {
+func newCachingConn(c driver.Conn, nc net.Conn, tr *tracer) driver.Conn {
 	pc, ok := c.(pqConn)
 	if !ok {
 		return c // not the driver this was written for: no cache
 	}
-	return &cachingConn{pqConn: pc, lru: list.New(), stmts: map[string]*list.Element{}, nc: nc}
+	return &cachingConn{pqConn: pc, lru: list.New(), stmts: map[string]*list.Element{}, nc: nc, tr: tr}
 }
 
 // prepared returns query's statement, preparing it on first use.
@@ -126,7 +129,9 @@ func (c *cachingConn) forget(query string, err error) {
 	}
 }
 
-func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (rows driver.Rows, err error) {
+	ctx, end := c.tr.statement(ctx, query)
+	defer func() { end(err) }()
 	c.watchCtx(ctx) // until the next use: the rows are read after this returns
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		// The simple protocol is already one round trip.
@@ -139,7 +144,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 		c.noteReadOnly(err)
 		return nil, err
 	}
-	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
+	rows, err = st.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
 		c.noteReadOnly(err)
@@ -147,7 +152,9 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	return rows, err
 }
 
-func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (res driver.Result, err error) {
+	ctx, end := c.tr.statement(ctx, query)
+	defer func() { end(err) }()
 	c.watchCtx(ctx)
 	if len(args) == 0 || strings.HasPrefix(query, Unprepared) {
 		res, err := c.pqConn.ExecContext(ctx, query, args)
@@ -159,7 +166,7 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 		c.noteReadOnly(err)
 		return nil, err
 	}
-	res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
+	res, err = st.(driver.StmtExecContext).ExecContext(ctx, args)
 	if err != nil {
 		c.forget(query, err)
 		c.noteReadOnly(err)

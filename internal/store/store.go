@@ -40,6 +40,8 @@ type DB struct {
 	url        string
 	// captor builds statements without running them (Capture).
 	captor *ent.Client
+	// tr makes the spans of transactions and statements (trace.go).
+	tr *tracer
 }
 
 // Open connects to rawURL: "postgres://..." or "sqlite:PATH", with the
@@ -67,7 +69,8 @@ func openPostgres(ctx context.Context, rawURL string, opt Options) (*DB, error) 
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
 	connector.Dialer(dialer{})
-	db := sql.OpenDB(cachingConnector{connector})
+	tr := newTracer("postgresql")
+	db := sql.OpenDB(cachingConnector{Connector: connector, tr: tr})
 	db.SetMaxOpenConns(opt.maxConns())
 	db.SetMaxIdleConns(opt.maxConns())
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -76,7 +79,7 @@ func openPostgres(ctx context.Context, rawURL string, opt Options) (*DB, error) 
 		return nil, fmt.Errorf("store: connect postgres %s: %w", redact(rawURL), err)
 	}
 	c := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
-	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL, captor: newCaptor(dialect.Postgres)}, nil
+	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL, captor: newCaptor(dialect.Postgres), tr: tr}, nil
 }
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
@@ -123,6 +126,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, r))),
 		sqlW:    w, sqlR: r, url: "sqlite:" + path,
 		captor: newCaptor(dialect.SQLite),
+		tr:     newTracer("sqlite"),
 	}, nil
 }
 
@@ -162,6 +166,13 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context) error) error 
 	if InTx(ctx) {
 		return fn(ctx)
 	}
+	ctx, end := db.tr.start(ctx, "transaction")
+	err := db.tx(ctx, fn)
+	end(err)
+	return err
+}
+
+func (db *DB) tx(ctx context.Context, fn func(ctx context.Context) error) error {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return err

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
 	"merchantpay/ent/predicate"
 	"merchantpay/ent/transaction"
@@ -13,6 +16,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 )
 
 // settlement is the worker that settles due swaps.
@@ -46,6 +50,16 @@ func (s *Service) Settle(ctx context.Context, t *ent.Transaction, owner string) 
 	}
 	tn := tenant.Tenant{MerchantID: t.MerchantID, Mode: t.Mode}
 	ctx = tenant.With(ctx, tn)
+	if s.cfg.Tracer != nil {
+		parent := ""
+		if t.TraceParent != nil {
+			parent = *t.TraceParent
+		}
+		var span trace.Span
+		ctx, span = s.cfg.Tracer.Start(ctx, "swap settlement", append(tracing.Link(parent),
+			trace.WithAttributes(attribute.String("transaction.reference", t.Reference)))...)
+		defer span.End()
+	}
 	settled := false
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
 		now := s.clock.Now()

@@ -21,6 +21,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
@@ -31,6 +33,7 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
@@ -93,6 +96,9 @@ type Config struct {
 	// SettlementDelay is how long a swap stays pending
 	// (SWAP_SETTLEMENT_DELAY); zero means DefaultSettlementDelay.
 	SettlementDelay time.Duration
+	// Tracer, when not nil, gives each settlement a span linked to the
+	// request that made the swap.
+	Tracer trace.Tracer
 }
 
 // Service performs and settles swaps.
@@ -199,6 +205,7 @@ func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string,
 		SetFromMerchant(merchantName).
 		SetNextRunAt(now.Add(s.cfg.SettlementDelay)).
 		SetCreatedAt(now).SetUpdatedAt(now)
+	create.SetNillableTraceParent(tracing.ParentOf(ctx))
 	if m := s.rates.SettlementMinutes(q); m != nil {
 		create.SetSettlementTime(m.String())
 	}

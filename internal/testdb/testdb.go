@@ -7,9 +7,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	_ "github.com/lib/pq"
 
 	"merchantpay/internal/store"
+	"merchantpay/migrations"
 )
 
 // Kinds of database.
@@ -103,4 +106,33 @@ func Open(t testing.TB, dbURL string) *store.DB {
 		t.Fatalf("migrate: %v", err)
 	}
 	return db
+}
+
+// AutoMigrated gives db the schema the releases before versioned
+// migrations made by auto-migration: the first (baseline) migration's
+// statements, run without goose recording them. Later migrations are what
+// adoption must then apply.
+func AutoMigrated(t testing.TB, db *store.DB) {
+	t.Helper()
+	dir := SQLite
+	if db.IsPostgres() {
+		dir = Postgres
+	}
+	fsys, err := migrations.For(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	sort.Strings(names)
+	data, err := fs.ReadFile(fsys, names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, _, _ := strings.Cut(string(data), "-- +goose Down")
+	if _, err := db.SQL().ExecContext(context.Background(), strings.TrimPrefix(strings.TrimSpace(up), "-- +goose Up")); err != nil {
+		t.Fatalf("baseline %s: %v", names[0], err)
+	}
 }

@@ -163,7 +163,7 @@ var claimJoin = func() string {
 		b.WriteString("c." + c + ", ")
 	}
 	b.WriteString(`ep.id, ep.merchant_id, ep.mode, ep.url, ep.secret, ep.enabled, ep.deleted_at,
-	ev.id, ev.merchant_id, ev.mode, ev.event_id, ev.type, ev.created_at, ev.payload
+	ev.id, ev.merchant_id, ev.mode, ev.event_id, ev.type, ev.created_at, ev.payload, ev.trace_parent
 FROM c LEFT JOIN webhook_endpoints AS ep ON ep.id = c.endpoint_id
 LEFT JOIN events AS ev ON ev.event_id = c.event_id`)
 	return b.String()
@@ -187,6 +187,7 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 		evMerchant, evMode, evEventID, evType sql.NullString
 		evCreated                             sql.NullTime
 		evPayload                             []byte
+		evTrace                               sql.NullString
 	)
 	err := rows.Scan(&dl.ID, &dl.MerchantID, &dl.Mode,
 		&dl.EventSeq, &dl.EventID, &dl.EventType,
@@ -196,7 +197,7 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 		&lastStatus, &lastErr,
 		&dl.CreatedAt, &dl.UpdatedAt, &done,
 		&epID, &epMerchant, &epMode, &epURL, &epSecret, &epEnabled, &epDeleted,
-		&evSeq, &evMerchant, &evMode, &evEventID, &evType, &evCreated, &evPayload)
+		&evSeq, &evMerchant, &evMode, &evEventID, &evType, &evCreated, &evPayload, &evTrace)
 	if err != nil {
 		return claimedDelivery{}, err
 	}
@@ -219,7 +220,8 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 	}
 	if evSeq.Valid {
 		a.ev = &ent.Event{ID: evSeq.Int64, MerchantID: evMerchant.String, Mode: evMode.String,
-			EventID: evEventID.String, Type: evType.String, CreatedAt: evCreated.Time, Payload: evPayload}
+			EventID: evEventID.String, Type: evType.String, CreatedAt: evCreated.Time, Payload: evPayload,
+			TraceParent: nullable(evTrace.String, evTrace.Valid)}
 	}
 	return a, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
@@ -78,6 +79,13 @@ type DispatcherConfig struct {
 	// read the payloads, most hooks' events do not need them, and a hook
 	// that does reads them.
 	FanOut func(ctx context.Context, evs []*ent.Event) error
+	// Observe, when not nil, is told of every attempt: the receiver's
+	// status (0 when no answer came), else the failure's class, and how
+	// long it took (the metrics).
+	Observe func(status int, failure string, took time.Duration)
+	// Tracer, when not nil, gives each attempt a span linked to the
+	// request that made its event.
+	Tracer trace.Tracer
 	Log    *slog.Logger
 }
 
@@ -411,7 +419,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 // fanOutColumns are the event columns fan-out reads: all but the payload.
 var fanOutColumns = []string{
 	event.FieldID, event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
-	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut,
+	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent,
 }
 
 // due selects deliveries whose attempt is due and that nobody holds.
@@ -552,7 +560,14 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		// the attempt is made then.
 		return
 	}
-	out := d.send(ctx, dl, ep, ev)
+	out := d.tracedSend(ctx, dl, ep, ev)
+	if d.cfg.Observe != nil {
+		failure := ""
+		if out.status == 0 {
+			failure = out.err
+		}
+		d.cfg.Observe(out.status, failure, out.latency)
+	}
 	recorded = true
 	records <- recordReq{dl: dl, ep: ep, out: out, done: func(err error) {
 		if err != nil {

@@ -8,7 +8,12 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
 )
 
@@ -98,6 +103,31 @@ func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.
 		out.err = fmt.Sprintf("HTTP %d: redirects are not followed", res.StatusCode)
 	default:
 		out.err = fmt.Sprintf("HTTP %d", res.StatusCode)
+	}
+	return out
+}
+
+// tracedSend is send in a span of its own (when the dispatcher traces),
+// linked to the request whose event it delivers. The span is the
+// service's: the request to the merchant carries no trace context.
+func (d *Dispatcher) tracedSend(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
+	if d.cfg.Tracer == nil {
+		return d.send(ctx, dl, ep, ev)
+	}
+	parent := ""
+	if ev.TraceParent != nil {
+		parent = *ev.TraceParent
+	}
+	opts := append(tracing.Link(parent), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("webhook.delivery_id", dl.ID), attribute.String("webhook.event_type", ev.Type)))
+	ctx, span := d.cfg.Tracer.Start(ctx, "webhook delivery", opts...)
+	defer span.End()
+	out := d.send(ctx, dl, ep, ev)
+	if out.status > 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", out.status))
+	}
+	if !out.succeeded() {
+		span.SetStatus(codes.Error, out.err)
 	}
 	return out
 }

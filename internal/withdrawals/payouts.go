@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"merchantpay/ent"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/banks"
@@ -17,6 +21,7 @@ import (
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 )
 
 // PayoutOptions tune the payout worker. Zero values take the defaults
@@ -26,6 +31,12 @@ type PayoutOptions struct {
 	// Recheck is the earliest next look at a pending payout when the rails
 	// name no time; default 5s.
 	Recheck time.Duration
+	// Tracer, when not nil, gives each step of a payout (its submission or
+	// its check with the rails) a span linked to the request that made it.
+	Tracer trace.Tracer
+	// Completed, when not nil, is told of every payout this worker ends:
+	// StatusSuccess or StatusFailed (the metrics).
+	Completed func(status string)
 	// Gap is the least real time between two passes; default 25ms. Every
 	// accepted withdrawal wakes the worker, and under load one claim per
 	// commit would compete with the accepting transactions for the
@@ -115,7 +126,7 @@ func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break // the rest go back to the pool when their lease expires
 		}
-		a, err := p.ask(ctx, t)
+		a, err := p.tracedAsk(ctx, t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("payouts: %s: %w", t.Reference, err))
 			continue
@@ -135,6 +146,30 @@ func (p *Payouts) RunDue(ctx context.Context) (int, error) {
 	}
 	errs = append(errs, p.recordAll(ctx, answers)...)
 	return len(due), errors.Join(errs...)
+}
+
+// tracedAsk is ask in a span of its own, when the worker traces.
+func (p *Payouts) tracedAsk(ctx context.Context, t *ent.Transaction) (answer, error) {
+	if p.opt.Tracer == nil {
+		return p.ask(ctx, t)
+	}
+	parent := ""
+	if t.TraceParent != nil {
+		parent = *t.TraceParent
+	}
+	ctx, span := p.opt.Tracer.Start(ctx, "payout", append(tracing.Link(parent),
+		trace.WithAttributes(attribute.String("transaction.reference", t.Reference)))...)
+	defer span.End()
+	a, err := p.ask(ctx, t)
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, err.Error())
+	case a.err != nil:
+		span.SetStatus(codes.Error, a.err.Error())
+	default:
+		span.SetAttributes(attribute.String("payout.status", string(a.res.Status)))
+	}
+	return a, err
 }
 
 // recordWithin bounds how long the rails' answers wait to be recorded while
@@ -171,11 +206,24 @@ func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
 	}
 	for i, err := range jobs.InBatchAll(rctx, p.s.db, batch, p.recordBatch) {
 		report(batch[i], err)
+		if err == nil && batch[i].err == nil && batch[i].res.Status == rails.PayoutSucceeded {
+			p.completed(StatusSuccess)
+		}
 	}
 	for _, a := range alone {
-		report(a, p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) }))
+		err := p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) })
+		report(a, err)
+		if err == nil {
+			p.completed(StatusFailed)
+		}
 	}
 	return errs
+}
+
+func (p *Payouts) completed(status string) {
+	if p.opt.Completed != nil {
+		p.opt.Completed(status)
+	}
 }
 
 // answer is what the rails said about one claimed payout, to be recorded.

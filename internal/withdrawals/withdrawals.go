@@ -34,6 +34,7 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/tracing"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
@@ -558,6 +559,7 @@ func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantN
 			SetSettledAt(now).
 			SetNextRunAt(now).
 			SetCreatedAt(now).SetUpdatedAt(now)
+		create.SetNillableTraceParent(tracing.ParentOf(ctx))
 		if q := tm.quote; q != nil {
 			create.SetToAmount(q.ToAmount).SetToCurrency(q.ToCurrency).SetTrxRate(q.Rate).SetRateID(q.ID)
 		}

@@ -1,0 +1,37 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"merchantpay/ent"
+)
+
+// Snapshot runs fn in a read-only transaction that sees one consistent
+// state of the database, however long it reads: a check across tables
+// (the ledger's invariants) must not see a posting's entries from before a
+// commit and its balance from after it. On PostgreSQL that is a REPEATABLE
+// READ READ ONLY transaction, which takes no locks; on SQLite a transaction
+// on the writer, which holds writes back while fn reads.
+func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+	opts := &sql.TxOptions{}
+	if db.IsPostgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := db.write.BeginTx(ctx, opts)
+	if err != nil {
+		return Classify(fmt.Errorf("store: begin snapshot: %w", err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(ent.NewTxContext(ctx, tx))
+}
+
+// Pools names the connection pools: one on PostgreSQL, the writer and the
+// readers on SQLite (the metrics of each).
+func (db *DB) Pools() map[string]*sql.DB {
+	if db.sqlR == db.sqlW {
+		return map[string]*sql.DB{db.Dialect: db.sqlW}
+	}
+	return map[string]*sql.DB{db.Dialect + "-writer": db.sqlW, db.Dialect + "-readers": db.sqlR}
+}

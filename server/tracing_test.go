@@ -1,0 +1,160 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"merchantpay/internal/testdb"
+	"merchantpay/internal/tracing/otlptest"
+	"merchantpay/server/servertest"
+)
+
+// An incoming request's trace, as a client that traces would send it.
+const (
+	clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	clientSpan  = "00f067aa0ba902b7"
+)
+
+// One withdrawal's trace, through an in-process OTLP/HTTP receiver: the
+// request's server span continues the client's trace; its database
+// transaction (and on PostgreSQL each statement) is a child of it; the
+// payout worker's and the webhook delivery's spans link back to it. The
+// webhook sent to the merchant carries no trace context, and the access
+// log names the trace.
+func TestTracesOfAWithdrawal(t *testing.T) {
+	rcv := otlptest.New(t)
+	var hookMu sync.Mutex
+	var hookTraceparent []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hookMu.Lock()
+		hookTraceparent = append(hookTraceparent, r.Header.Get("traceparent")+r.Header.Get("tracestate"))
+		hookMu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Traced")
+		e.REST(http.MethodPost, "/webhooks", m.TestSecret, map[string]any{"url": hook.URL + "/hook"}).Expect(201)
+		fund(e, m.TestSecret, "NGN", 50000)
+		parent := "00-" + clientTrace + "-" + clientSpan + "-01"
+		wd := e.REST(http.MethodPost, "/transactions/withdraw", m.TestSecret, withdrawal("traced-"+e.Kind), "traceparent", parent).Expect(200)
+		ref, _ := wd.Data()["reference"].(string)
+		e.GQL(m.TestSecret, `{ me { id } }`, nil, "traceparent", parent).Expect(200)
+
+		var spans []otlptest.Span
+		byID := map[string]otlptest.Span{}
+		linked := func(name string) bool {
+			for _, s := range spans {
+				if s.Name != name {
+					continue
+				}
+				for _, l := range s.Links {
+					if l.TraceID == clientTrace {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		servertest.Eventually(t, 20*time.Second, "the payout's and the delivery's spans", func() bool {
+			_ = e.App.Tracing.Flush(context.Background())
+			spans = rcv.Spans()
+			return linked("payout") && linked("webhook delivery")
+		})
+		for _, s := range spans {
+			byID[s.SpanID] = s
+		}
+		var server, gql otlptest.Span
+		for _, s := range spans {
+			switch {
+			case s.Name == "POST /v1/merchant/public/transactions/withdraw" && s.ParentSpanID == clientSpan:
+				server = s
+			case s.Name == "graphql query me" && s.Kind != tracepb.Span_SPAN_KIND_SERVER:
+				gql = s
+			}
+		}
+		if server.SpanID == "" || server.TraceID != clientTrace || server.Kind != tracepb.Span_SPAN_KIND_SERVER {
+			t.Fatalf("no server span of the withdrawal continuing the client's trace: %+v", server)
+		}
+		if server.Attrs["http.response.status_code"] != "200" {
+			t.Errorf("server span attributes: %v", server.Attrs)
+		}
+		if p, ok := byID[gql.ParentSpanID]; gql.SpanID == "" || !ok || p.Kind != tracepb.Span_SPAN_KIND_SERVER || p.TraceID != clientTrace {
+			t.Errorf("no GraphQL operation span under a server span: %+v (parent %+v)", gql, p)
+		}
+		// The transaction of the withdrawal, under its server span, and
+		// its statements under it.
+		var tx otlptest.Span
+		for _, s := range spans {
+			if s.Name == "transaction" && s.ParentSpanID == server.SpanID {
+				tx = s
+			}
+		}
+		if tx.SpanID == "" || tx.Attrs["db.system.name"] == "" {
+			t.Fatalf("no database transaction span under the withdrawal's server span")
+		}
+		if e.Kind == testdb.Postgres {
+			statements := 0
+			for _, s := range spans {
+				if s.ParentSpanID == tx.SpanID && s.Attrs["db.query.text"] != "" && s.Attrs["db.system.name"] == "postgresql" {
+					statements++
+				}
+			}
+			if statements == 0 {
+				t.Error("no statement span under the withdrawal's transaction")
+			}
+		}
+		hookMu.Lock()
+		for _, h := range hookTraceparent {
+			if h != "" {
+				t.Errorf("a webhook carried trace context %q", h)
+			}
+		}
+		hookMu.Unlock()
+		found := false
+		for _, l := range e.Logs.Lines() {
+			if l["msg"] == "request" && l["path"] == "/v1/merchant/public/transactions/withdraw" && l["trace_id"] == clientTrace {
+				found = true
+			}
+		}
+		if !found {
+			t.Error("the withdrawal's access-log line does not carry its trace_id")
+		}
+		if ref == "" {
+			t.Errorf("withdrawal: %s", wd.Body)
+		}
+	}, servertest.With("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL), servertest.CaptureLogs(),
+		servertest.With("LOG_LEVEL", "debug"))
+}
+
+// A collector that never answers slows no request: spans are batched and
+// dropped, and the service still shuts down promptly.
+func TestTracingCollectorDownSlowsNothing(t *testing.T) {
+	rcv := otlptest.New(t)
+	rcv.Stall()
+	e := servertest.New(t, testdb.SQLiteURL(t), servertest.With("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL))
+	m := e.Merchant("Untraced")
+	start := time.Now()
+	for i := 0; i < 50; i++ {
+		e.REST(http.MethodGet, "/balances", m.TestSecret, nil).Expect(200)
+	}
+	// Generous: 50 reads take well under a second here; an exporter in
+	// their way would take its 10 s timeout on the first.
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("50 requests took %s with the collector down", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = e.App.Tracing.Flush(ctx) // gives up with ctx
+	start = time.Now()
+	_ = e.App.Tracing.Shutdown(ctx)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown waited %s for a collector that does not answer", d)
+	}
+}
