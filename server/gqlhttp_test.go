@@ -70,7 +70,7 @@ func TestGraphQLHTTPStatusAndAccept(t *testing.T) {
 		} {
 			r := post(map[string]any{"query": "{ me { id } }"}, tc.accept)
 			expectAnswer(t, "accept "+tc.accept, r, 200, tc.media, "", true)
-			if id, _ := r.Data()["me"].(map[string]any)["id"].(string); id != m.ID {
+			if me, _ := r.Data()["me"].(map[string]any); me["id"] != m.ID {
 				t.Errorf("accept %q: %s", tc.accept, r.Body)
 			}
 		}
@@ -88,6 +88,15 @@ func TestGraphQLHTTPStatusAndAccept(t *testing.T) {
 		} {
 			expectAnswer(t, tc.what+" as JSON", post(tc.body, acceptJSON), 200, acceptJSON, tc.code, true)
 			expectAnswer(t, tc.what+" as graphql-response", post(tc.body, acceptGraphQL), 400, acceptGraphQL, tc.code, false)
+		}
+		// A mutation's answer is stored for its Idempotency-Key; its replay
+		// has the first answer's status.
+		for i := range 2 {
+			r := post(map[string]any{"query": "mutation { createWallet(input: {}) { nope } }"}, acceptGraphQL, "Idempotency-Key", "invalid-mutation")
+			expectAnswer(t, "keyed invalid mutation", r, 400, acceptGraphQL, "VALIDATION_ERROR", false)
+			if replayed := r.Header.Get("Idempotent-Replayed") == "true"; replayed != (i == 1) {
+				t.Errorf("keyed invalid mutation, request %d: replayed %v", i+1, replayed)
+			}
 		}
 		// Malformed parameters: 400 whatever the media type.
 		for _, tc := range []struct {
@@ -142,7 +151,7 @@ func TestGraphQLGet(t *testing.T) {
 			r := gqlGet(e, m.TestSecret, url.Values{"query": {"query Me($n: String!) { me { id } __type(name: $n) { name } } query Other { __typename }"},
 				"variables": {`{"n": "Wallet"}`}, "operationName": {"Me"}}, "Accept", accept)
 			expectAnswer(t, "GET with "+accept, r, 200, media, "", true)
-			if id, _ := r.Data()["me"].(map[string]any)["id"].(string); id != m.ID {
+			if me, _ := r.Data()["me"].(map[string]any); me["id"] != m.ID {
 				t.Errorf("GET: %s", r.Body)
 			}
 			if tp, _ := r.Data()["__type"].(map[string]any); tp["name"] != "Wallet" {

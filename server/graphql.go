@@ -169,10 +169,9 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, err)
 		return
 	}
-	// gqlgen decodes the first JSON value and ignores what follows it, so
-	// a mutation followed by garbage would run without inspect (which
-	// needs the whole body valid) seeing it: outside its transaction and
-	// its Idempotency-Key. Such a body is refused here.
+	// One JSON value and nothing after it: inspect and the transport must
+	// read the same request, or a mutation could run outside its
+	// transaction and its Idempotency-Key.
 	if !json.Valid(body) {
 		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body is not valid JSON"))
 		return
