@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -23,7 +24,7 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return nil
 	}
 	if depth(oc.Operation.SelectionSet, 0) > d.max {
-		return gqlerror.Errorf("the operation is nested more than %d levels deep", d.max)
+		return invalid(gqlerror.Errorf("the operation is nested more than %d levels deep", d.max))
 	}
 	return nil
 }
@@ -52,6 +53,14 @@ func (l wsRateLimit) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	return nil
 }
 
+// invalid marks err as a document's validation failure, as gqlparser's own
+// are: a WebSocket transport answers it with an error message rather than
+// a result.
+func invalid(err *gqlerror.Error) *gqlerror.Error {
+	errcode.Set(err, errcode.ValidationFailed)
+	return err
+}
+
 // overHTTPKey marks the context of a GraphQL request made over plain HTTP.
 type overHTTPKey struct{}
 
@@ -70,10 +79,10 @@ func (subscriptionRules) MutateOperationContext(ctx context.Context, oc *graphql
 		return nil
 	}
 	if http, _ := ctx.Value(overHTTPKey{}).(bool); http {
-		return gqlerror.Errorf("subscriptions are served over WebSocket on this path (graphql-transport-ws or graphql-ws), not over HTTP POST")
+		return gqlerror.Errorf("subscriptions are served over WebSocket on this path (graphql-transport-ws or graphql-ws), not over plain HTTP")
 	}
 	if n := rootFields(oc.Operation.SelectionSet, 0); n != 1 {
-		return gqlerror.Errorf("a subscription must select exactly one root field; this one selects %d", n)
+		return invalid(gqlerror.Errorf("a subscription must select exactly one root field; this one selects %d", n))
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func (d documentSize) MutateOperationParameters(ctx context.Context, p *graphql.
 		d.verdicts.Add(ctx, p.Query, verdict)
 	}
 	if verdict != "" {
-		return gqlerror.Errorf("%s", verdict)
+		return invalid(gqlerror.Errorf("%s", verdict))
 	}
 	return nil
 }

@@ -15,11 +15,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"merchantpay/graph"
 	"merchantpay/internal/apperr"
@@ -66,7 +64,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 		Refuse: gqlFail,
 	}
 	srv.AddTransport(a.WebSockets)
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(newDocumentSize())
@@ -156,9 +154,14 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Named again by its operation once it is parsed (observeOperation).
 	metrics.SetRoute(ctx, "graphql")
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests (and WebSocket upgrades for subscriptions)"))
+	switch r.Method {
+	case http.MethodGet:
+		h.serveGet(w, r)
+		return
+	case http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests, GET requests for queries, and WebSocket upgrades for subscriptions"))
 		return
 	}
 	p, err := h.authorize(r)
@@ -171,20 +174,20 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gqlFail(w, r, err)
 		return
 	}
-	// gqlgen decodes the first JSON value and ignores what follows it, so
-	// a mutation followed by garbage would run without inspect (which
-	// needs the whole body valid) seeing it: outside its transaction and
-	// its Idempotency-Key. Such a body is refused here.
+	// One JSON value and nothing after it: inspect and the transport must
+	// read the same request, or a mutation could run outside its
+	// transaction and its Idempotency-Key.
 	if !json.Valid(body) {
 		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body is not valid JSON"))
 		return
 	}
-	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
-		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body must be a JSON object: {\"query\": ..., \"variables\": ...}"))
+	params, err := decodeParams(body)
+	if err != nil {
+		gqlFail(w, r, err)
 		return
 	}
 	ctx = context.WithValue(withPrincipal(ctx, p), overHTTPKey{}, true)
-	key, mutation, err := inspect(body, r.Header.Get("Idempotency-Key"))
+	key, mutation, err := inspect(params, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		gqlFail(w, r, err)
 		return
@@ -206,10 +209,10 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	// GraphQL answers 200 with errors in the body (a refusal by the rate
-	// limit excepted); the status stored above only decides what is
-	// replayed.
-	w.WriteHeader(st.apply(w.Header(), http.StatusOK))
+	// The status follows from the answer, replayed or not (a refusal by
+	// the rate limit excepted); the status stored above only decides what
+	// is replayed.
+	w.WriteHeader(st.apply(w.Header(), answerStatus(resp.ContentType, resp.Body)))
 	_, _ = w.Write(resp.Body)
 }
 
@@ -238,7 +241,11 @@ func (h *gqlHandler) mutate(ctx context.Context, r *http.Request, p merchants.Pr
 // body POST /graphql would send. Queries and subscriptions stay with the
 // executor.
 func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() json.RawMessage, bool) {
-	key, mutation, err := inspect(payload, "")
+	params, perr := decodeParams(payload)
+	if perr != nil {
+		return nil, false // the executor answers malformed requests itself
+	}
+	key, mutation, err := inspect(params, "")
 	if !mutation {
 		return nil, false
 	}
@@ -315,28 +322,8 @@ func (ioNopCloser) Close() error { return nil }
 
 // inspect finds whether the request is a mutation and its idempotency key
 // (the header, else the mutation's input.idempotencyKey).
-func inspect(body []byte, header string) (key string, mutation bool, err error) {
-	var req struct {
-		Query         string         `json:"query"`
-		OperationName string         `json:"operationName"`
-		Variables     map[string]any `json:"variables"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.Query == "" {
-		return "", false, nil // gqlgen answers malformed requests itself
-	}
-	doc, perr := parser.ParseQuery(&ast.Source{Input: req.Query})
-	if perr != nil {
-		return "", false, nil
-	}
-	var op *ast.OperationDefinition
-	for _, o := range doc.Operations {
-		if req.OperationName == "" || o.Name == req.OperationName {
-			op = o
-			if req.OperationName != "" {
-				break
-			}
-		}
-	}
+func inspect(req *graphql.RawParams, header string) (key string, mutation bool, err error) {
+	doc, op := operationOf(req)
 	if op == nil || op.Operation != ast.Mutation {
 		return "", false, nil
 	}
@@ -577,18 +564,24 @@ func setExt(e *gqlerror.Error, k string, v any) {
 }
 
 // gqlFail answers a request refused before execution in GraphQL's error
-// shape, with the HTTP status of its kind.
+// shape, with the HTTP status of its kind, in the media type its Accept
+// header asks for (application/graphql-response+json: without data).
 func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 	metrics.SetCode(r.Context(), string(apperr.As(err).Kind))
 	var re *retryError
 	if errors.As(err, &re) {
 		w.Header().Set("Retry-After", strconv.Itoa(re.after))
 	}
-	w.Header().Set("Content-Type", "application/json")
+	media := negotiate(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", media)
 	status := apperr.As(err).Kind.Status()
 	rest.SetRetryAfter(w.Header(), status)
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(failure(r.Context(), err))
+	answer := failure(r.Context(), err)
+	if media == mediaGraphQLResponse {
+		delete(answer, "data")
+	}
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 // failure is the GraphQL answer to a request refused before execution.

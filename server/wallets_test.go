@@ -366,8 +366,8 @@ func TestWalletGraphQLParity(t *testing.T) {
 		if r := e.GQL(m.TestSecret, `{ wallets(first: 101) { edges { cursor } } }`, nil); r.Code() != "VALIDATION_ERROR" {
 			t.Errorf("first over 100: %s", r.Body)
 		}
-		if r := e.Do(http.MethodGet, "/graphql", m.TestSecret, nil); r.Status != 405 {
-			t.Errorf("GET /graphql: %d", r.Status)
+		if r := e.Do(http.MethodDelete, "/graphql", m.TestSecret, nil); r.Status != 405 {
+			t.Errorf("DELETE /graphql: %d", r.Status)
 		}
 	})
 }

@@ -528,8 +528,13 @@ func (c *conn) subscribe(m message) (int, string) {
 	ctx = graphql.StartOperationTrace(ctx)
 	rc, err := c.exec.CreateOperationContext(ctx, params)
 	if err != nil {
+		// The kind is read before DispatchError: its error presenter may
+		// rewrite the errors' codes (the service's own replace gqlgen's).
+		kind := errcode.GetErrorKind(err)
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), err)
-		if errcode.GetErrorKind(err) == errcode.KindProtocol {
+		if kind == errcode.KindProtocol {
+			// A document that does not parse or validate: an error
+			// message for the operation, which never ran.
 			c.failed(o, errorsPayload(resp.Errors...))
 		} else {
 			c.next(o, &graphql.Response{Errors: err})

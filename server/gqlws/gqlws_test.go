@@ -410,3 +410,40 @@ func TestIdleSubscribersHoldOneGoroutineEach(t *testing.T) {
 		c.expect("next", "s")
 	}
 }
+
+// presentingExec presents errors as the service's error presenter does:
+// it rewrites their codes in place.
+type presentingExec struct{ *fakeExec }
+
+func (p presentingExec) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	for _, err := range list {
+		errcode.Set(err, "VALIDATION_ERROR")
+	}
+	return &graphql.Response{Errors: list}
+}
+
+// A document that fails validation is answered with an error message
+// even when the error presenter rewrites the errors' codes: in
+// graphql-transport-ws no complete follows, in graphql-ws complete does.
+func TestValidationErrorWithPresenter(t *testing.T) {
+	e := newEnv(t, nil)
+	exec := presentingExec{e.exec}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.srv.Do(w, r, exec) }))
+	t.Cleanup(hs.Close)
+	e.url = "ws" + strings.TrimPrefix(hs.URL, "http")
+
+	c := e.dial(TransportWS)
+	c.init()
+	c.send("subscribe", "a", map[string]any{"query": "nope"})
+	if m := c.expect("error", "a"); !strings.Contains(string(m.Payload), `"code":"VALIDATION_ERROR"`) {
+		t.Fatalf("error payload %s", m.Payload)
+	}
+	c.send("ping", "", nil)
+	c.expect("pong", "")
+
+	c = e.dial(LegacyWS)
+	c.init()
+	c.send("start", "b", map[string]any{"query": "nope"})
+	c.expectSkippingKA("error", "b")
+	c.expectSkippingKA("complete", "b")
+}
