@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,10 +26,44 @@ func buildServer(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "server")
 	cmd := exec.Command("go", "build", "-o", bin, "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// staticBinary fails the test unless bin is statically linked: no
+// dynamic loader named in its program headers.
+func staticBinary(t *testing.T, bin string) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s is dynamically linked (it names a loader)", bin)
+		}
+	}
+}
+
+// runWithin runs cmd and waits at most d for it to exit.
+func runWithin(cmd *exec.Cmd, d time.Duration) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return nil // still running: it started
+	}
 }
 
 func freePort(t *testing.T) string {
@@ -44,9 +80,11 @@ func freePort(t *testing.T) string {
 // keys, and SIGTERM drains and exits 0.
 func TestBinaryCLIAndGracefulShutdown(t *testing.T) {
 	bin := buildServer(t)
+	staticBinary(t, bin)
 	dir := t.TempDir()
-	addr := freePort(t)
-	env := append(os.Environ(), "DATABASE_URL=sqlite:"+filepath.Join(dir, "svc.db"), "LISTEN_ADDR="+addr, "LOG_LEVEL=info")
+	addr, admin := freePort(t), freePort(t)
+	env := append(os.Environ(), "DATABASE_URL=sqlite:"+filepath.Join(dir, "svc.db"), "LISTEN_ADDR="+addr, "LOG_LEVEL=info",
+		"ADMIN_ADDR="+admin)
 
 	run := func(args ...string) map[string]any {
 		cmd := exec.Command(bin, args...)
@@ -105,6 +143,36 @@ func TestBinaryCLIAndGracefulShutdown(t *testing.T) {
 		t.Fatalf("GET /wallets with the rolled key: %v %v", err, res)
 	}
 	res.Body.Close()
+
+	// The admin listener has the metrics and profiles; the public one not.
+	for _, c := range []struct {
+		url  string
+		want int
+	}{
+		{"http://" + admin + "/metrics", 200}, {"http://" + admin + "/debug/pprof/", 200}, {"http://" + admin + "/readyz", 200},
+		{base + "/metrics", 404}, {base + "/debug/pprof/", 404},
+	} {
+		res, err := http.Get(c.url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", c.url, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("GET %s: %d, want %d", c.url, res.StatusCode, c.want)
+		}
+		if c.want == 200 && strings.HasSuffix(c.url, "/metrics") && !strings.Contains(string(body), "http_requests_total{") {
+			t.Errorf("/metrics holds no request counts:\n%.500s", body)
+		}
+	}
+	// A second instance whose admin address is taken does not start.
+	second := exec.Command(bin, "serve")
+	second.Env = append(env, "LISTEN_ADDR="+freePort(t))
+	var secondLogs bytes.Buffer
+	second.Stderr = &secondLogs
+	if err := runWithin(second, 30*time.Second); err == nil || !strings.Contains(secondLogs.String(), "ADMIN_ADDR") {
+		t.Errorf("a second instance on the taken admin address %s: exit %v, logs:\n%s", admin, err, secondLogs.String())
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
