@@ -2,15 +2,20 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"merchantpay/internal/testdb"
 	"merchantpay/server"
 	"merchantpay/server/servertest"
 )
@@ -154,4 +159,72 @@ func TestMetricsLedgerCheck(t *testing.T) {
 			}
 		}
 	}, servertest.WithoutWorkers())
+}
+
+// Every metric the operators' dashboard and alerts (docs/) query is one
+// the service serves: a renamed metric would leave a panel blank.
+func TestDashboardQueriesServedMetrics(t *testing.T) {
+	e := servertest.New(t, testdb.SQLiteURL(t))
+	m := e.Merchant("Dashboard")
+	e.REST(http.MethodGet, "/balances", m.TestSecret, nil).Expect(200)
+	e.App.Metrics.ObserveDelivery(200, "", time.Millisecond)
+	e.App.Metrics.PayoutCompleted("success")
+	e.App.Metrics.LedgerChecked("ok")
+	served := map[string]bool{}
+	for name, f := range scrape(t, e) {
+		served[name] = true
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			served[name+"_bucket"] = true
+		}
+	}
+	promql := map[string]bool{"sum": true, "by": true, "rate": true, "max": true, "histogram_quantile": true, "increase": true,
+		"le": true, "route": true, "code": true, "status": true, "state": true, "outcome": true, "reason": true,
+		"db_name": true, "result": true, "for": true, "expr": true, "alert": true}
+	word := regexp.MustCompile(`[a-z_][a-z0-9_]*`)
+	checked := 0
+	for _, doc := range []string{"../docs/grafana-dashboard.json", "../docs/OPERATIONS.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exprs []string
+		if strings.HasSuffix(doc, ".json") {
+			var d struct {
+				Panels []struct {
+					Targets []struct{ Expr string } `json:"targets"`
+				} `json:"panels"`
+			}
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatalf("%s: %v", doc, err)
+			}
+			for _, p := range d.Panels {
+				for _, tg := range p.Targets {
+					exprs = append(exprs, tg.Expr)
+				}
+			}
+		} else {
+			for _, line := range strings.Split(string(b), "\n") {
+				if l := strings.TrimSpace(line); strings.HasPrefix(l, "expr:") || strings.HasPrefix(l, "sum(") || strings.HasPrefix(l, "/ sum(") ||
+					strings.HasPrefix(l, "histogram_quantile(") || strings.HasPrefix(l, "http_request_duration") {
+					exprs = append(exprs, strings.TrimPrefix(l, "expr:"))
+				}
+			}
+		}
+		for _, ex := range exprs {
+			// Label values are quoted; what is left are names.
+			ex = regexp.MustCompile(`"[^"]*"`).ReplaceAllString(ex, "")
+			for _, w := range word.FindAllString(ex, -1) {
+				if promql[w] || !strings.Contains(w, "_") && !served[w] {
+					continue
+				}
+				checked++
+				if !served[w] {
+					t.Errorf("%s queries %s, which /metrics does not serve", doc, w)
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d metric names found in the dashboard and alerts", checked)
+	}
 }
