@@ -23,6 +23,7 @@ test: vet
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
+	bash web/docs/build.sh
 
 # Speed (docs/PERFORMANCE.md); never part of `make test`. First the Go
 # benchmarks of the hot code, then the load harness: it starts the service on

@@ -16,6 +16,8 @@ import (
 	"merchantpay/internal/checkout"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
+	"merchantpay/rest/openapi"
+	apidocs "merchantpay/web/docs"
 )
 
 func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
@@ -34,6 +36,12 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			api.ServeHTTP(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
+		case p == "/":
+			apidocs.Index().ServeHTTP(w, r)
+		case p == openapi.Path:
+			openapi.Handler().ServeHTTP(w, r)
+		case p == apidocs.Prefix || strings.HasPrefix(p, apidocs.Prefix+"/"):
+			apidocs.Docs().ServeHTTP(w, r)
 		case strings.HasPrefix(p, checkout.Prefix):
 			// The hosted crypto-pay checkout takes no API key: the prepay
 			// id in the path is its credential.
