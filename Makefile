@@ -23,6 +23,7 @@ test: vet
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
+	bash web/docs/build.sh
 
 # After changing ent/schema (and make generate): writes the next versioned
 # migration of each database into migrations/ (e.g. make migration

@@ -19,6 +19,8 @@ import (
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
+	"merchantpay/rest/openapi"
+	apidocs "merchantpay/web/docs"
 )
 
 func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
@@ -38,6 +40,12 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			api.ServeHTTP(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
+		case p == "/":
+			apidocs.Index().ServeHTTP(w, r)
+		case p == openapi.Path:
+			openapi.Handler().ServeHTTP(w, r)
+		case p == apidocs.Prefix || strings.HasPrefix(p, apidocs.Prefix+"/"):
+			apidocs.Docs().ServeHTTP(w, r)
 		case strings.HasPrefix(p, checkout.Prefix):
 			metrics.SetRoute(r.Context(), "checkout")
 			// The hosted crypto-pay checkout takes no API key: the prepay

@@ -261,6 +261,7 @@ func (e *Env) Do(method, path, key string, body any, headers ...string) *Resp {
 		e.T.Fatalf("read body: %v", err)
 	}
 	r := &Resp{T: e.T, Status: res.StatusCode, Header: res.Header, Body: raw}
+	CheckContract(e.T, method, req.URL.Path, res.StatusCode, res.Header, raw)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any

@@ -38,13 +38,14 @@ func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ s
 	return ev, tx
 }
 
-// Transaction inserts a deposit row in the transaction carried by ctx.
+// Transaction inserts a deposit row, shaped as the service writes one, in
+// the transaction carried by ctx.
 func Transaction(ctx context.Context, db *store.DB) (*ent.Transaction, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	id := uuid.NewString()
 	return db.Client(ctx).Transaction.Create().SetID(id).SetReference("DEP-" + id).
-		SetType("deposit").SetPurpose("deposit").SetStatus("success").
+		SetType("DEPOSIT").SetPurpose("DEPOSIT").SetStatus("success").
 		SetFromAmount(150050).SetFromCurrency("NGN").SetAmount(150050).SetCurrency("NGN").
-		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("bank-transfer").
+		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("instant-bank-deposit").
 		SetNarration("Invoice <42> & co").SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 }
