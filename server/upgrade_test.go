@@ -125,7 +125,7 @@ func TestUpgradeFromAutoMigratedRelease(t *testing.T) {
 			r := o.REST("GET", "/transactions/"+wdRef, key, nil)
 			return r.Status == 200 && r.Data()["status"] == "success"
 		})
-		const eventsQuery = `{ events(first: 50) { edges { cursor node { id event createdAt
+		const eventsQuery = `{ events(first: 10) { edges { cursor node { id event createdAt
 			transaction { reference merchantReference type status amount currency fee settledAt walletReference accountReference createdAt }
 			deliveries { id eventId endpointId url status attemptCount lastStatusCode createdAt completedAt } } } } }`
 		servertest.Eventually(t, 60*time.Second, "every webhook delivered", func() bool {
