@@ -19,10 +19,12 @@ vet:
 test: vet
 	$(GO) test $(TEST_FLAGS) ./...
 
-# Regenerates ent and gqlgen code; CI fails when this leaves a diff.
+# Regenerates ent and gqlgen code, and GraphiQL's bundle (web/graphiql/dist,
+# from its pinned npm packages); CI fails when this leaves a diff.
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
+	web/graphiql/build.sh
 
 # Speed (docs/PERFORMANCE.md); never part of `make test`. First the Go
 # benchmarks of the hot code, then the load harness: it starts the service on

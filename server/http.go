@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/checkout"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
+	"merchantpay/web/graphiql"
 )
 
 func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
@@ -32,8 +33,15 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			a.ready(w, r)
 		case strings.HasPrefix(p, rest.Prefix+"/"):
 			api.ServeHTTP(w, r)
+		case p == "/graphql" && graphiql.Wants(r):
+			// A browser opening the endpoint gets GraphiQL.
+			graphiql.ServePage(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
+		case strings.HasPrefix(p, graphiql.Prefix):
+			if err := graphiql.ServeAsset(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
 		case strings.HasPrefix(p, checkout.Prefix):
 			// The hosted crypto-pay checkout takes no API key: the prepay
 			// id in the path is its credential.
