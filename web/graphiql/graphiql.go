@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,10 +163,16 @@ func ServeAsset(w http.ResponseWriter, r *http.Request) error {
 func acceptsGzip(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept-Encoding") {
 		for _, part := range strings.Split(v, ",") {
-			name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
-				return true
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+				continue
 			}
+			// gzip;q=0 (or 0.0...) refuses it.
+			q, isQ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+			if v, err := strconv.ParseFloat(q, 64); isQ && err == nil && v == 0 {
+				return false
+			}
+			return true
 		}
 	}
 	return false
