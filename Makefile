@@ -19,11 +19,13 @@ vet:
 test: vet
 	$(GO) test $(TEST_FLAGS) ./...
 
-# Regenerates ent and gqlgen code; CI fails when this leaves a diff.
+# Regenerates ent and gqlgen code, and GraphiQL's bundle (web/graphiql/dist,
+# from its pinned npm packages); CI fails when this leaves a diff.
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
 	bash web/docs/build.sh
+	bash web/graphiql/build.sh
 
 # After changing ent/schema (and make generate): writes the next versioned
 # migration of each database into migrations/ (e.g. make migration

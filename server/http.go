@@ -21,6 +21,7 @@ import (
 	"merchantpay/rest"
 	"merchantpay/rest/openapi"
 	apidocs "merchantpay/web/docs"
+	"merchantpay/web/graphiql"
 )
 
 func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
@@ -38,14 +39,26 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			a.ready(w, r)
 		case strings.HasPrefix(p, rest.Prefix+"/"):
 			api.ServeHTTP(w, r)
+		case p == "/graphql" && graphiql.Wants(r):
+			// A browser opening the endpoint gets GraphiQL.
+			metrics.SetRoute(r.Context(), "graphiql")
+			graphiql.ServePage(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
 		case p == "/":
+			metrics.SetRoute(r.Context(), "index")
 			apidocs.Index().ServeHTTP(w, r)
 		case p == openapi.Path:
+			metrics.SetRoute(r.Context(), "openapi")
 			openapi.Handler().ServeHTTP(w, r)
 		case p == apidocs.Prefix || strings.HasPrefix(p, apidocs.Prefix+"/"):
+			metrics.SetRoute(r.Context(), "docs")
 			apidocs.Docs().ServeHTTP(w, r)
+		case strings.HasPrefix(p, graphiql.Prefix):
+			metrics.SetRoute(r.Context(), "graphiql")
+			if err := graphiql.ServeAsset(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
 		case strings.HasPrefix(p, checkout.Prefix):
 			metrics.SetRoute(r.Context(), "checkout")
 			// The hosted crypto-pay checkout takes no API key: the prepay
