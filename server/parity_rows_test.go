@@ -13,7 +13,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 	gh := parityGhanaBank(t, e)
 	pageNames := map[string]string{"limit": "first", "cursor": "after"}
 	accountRESTFields := parRenamer(nil, "account.")
-	return []parityRow{
+	return append([]parityRow{
 		{
 			name: "wallet create", routes: []string{"POST /wallets"}, fields: []string{"createWallet"}, restPath: "/wallets",
 			input: func(*parityParty) map[string]any {
@@ -132,7 +132,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 			rest: func(*parityParty, map[string]any) (string, string, any) {
 				return http.MethodGet, "/markets/rates", nil
 			},
-			gql: `{ rates { pair buy { fiat asset fromCurrency toCurrency fee feeType rate market } sell { fiat asset fromCurrency toCurrency fee feeType rate market } } }`,
+			gql:  `{ rates { pair buy { fiat asset fromCurrency toCurrency fee feeType rate market } sell { fiat asset fromCurrency toCurrency fee feeType rate market } } }`,
 			vars: func(*parityParty, map[string]any) map[string]any { return nil },
 			compare: []string{"pair", "buy.fiat", "buy.asset", "buy.fromCurrency", "buy.toCurrency", "buy.fee", "buy.feeType",
 				"buy.rate", "buy.market", "sell.fromCurrency", "sell.toCurrency", "sell.fee", "sell.rate", "sell.market"},
@@ -197,14 +197,19 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 				p.vals["big"] = parQuote(p, map[string]any{"fromCurrency": "NGN", "toCurrency": "USDT", "fromAmount": "160000"})
 				p.vals["withdrawal"] = parQuote(p, map[string]any{"fromCurrency": "USDT", "toCurrency": "NGN", "fromAmount": "1", "transactionType": "WITHDRAWAL"})
 			},
-			input:   func(p *parityParty) map[string]any { return map[string]any{"rateReference": p.vals["quote"], "reference": "sw-1"} },
+			input: func(p *parityParty) map[string]any {
+				return map[string]any{"rateReference": p.vals["quote"], "reference": "sw-1"}
+			},
 			gql:     `mutation($input: SwapInput!) { swap(input: $input) { ` + parityTxSelection + ` } }`,
 			compare: parityTxFields,
 			bad: []parityBad{
 				{name: "used quote", edit: parSet("reference", "sw-2"), code: "RATE_USED"},
 				{name: "insufficient balance", edit: func(p *parityParty, in map[string]any) { in["rateReference"] = p.vals["big"]; in["reference"] = "sw-2" },
 					code: "INSUFFICIENT_BALANCE"},
-				{name: "withdrawal quote", edit: func(p *parityParty, in map[string]any) { in["rateReference"] = p.vals["withdrawal"]; in["reference"] = "sw-2" },
+				{name: "withdrawal quote", edit: func(p *parityParty, in map[string]any) {
+					in["rateReference"] = p.vals["withdrawal"]
+					in["reference"] = "sw-2"
+				},
 					code: "RATE_TYPE_MISMATCH"},
 				{name: "used reference", edit: func(p *parityParty, in map[string]any) { in["rateReference"] = p.vals["big"] }, code: "DUPLICATE_REFERENCE", fields: []string{"reference"}},
 				{name: "unknown quote", edit: func(_ *parityParty, in map[string]any) { in["rateReference"] = "nope"; in["reference"] = "sw-2" }, code: "NOT_FOUND", fields: []string{"rateReference"}},
@@ -245,7 +250,10 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 			return map[string]any{"beneficiary": parityNGBeneficiary(), "rateReference": p.vals["quote"], "reference": "pay-1"}
 		}, []parityBad{
 			{name: "used quote", edit: parSet("reference", "pay-2"), code: "RATE_USED"},
-			{name: "swap quote", edit: func(p *parityParty, in map[string]any) { in["rateReference"] = p.vals["swap"]; in["reference"] = "pay-2" }, code: "RATE_TYPE_MISMATCH"},
+			{name: "swap quote", edit: func(p *parityParty, in map[string]any) {
+				in["rateReference"] = p.vals["swap"]
+				in["reference"] = "pay-2"
+			}, code: "RATE_TYPE_MISMATCH"},
 			{name: "unknown quote", edit: func(_ *parityParty, in map[string]any) { in["rateReference"] = "nope"; in["reference"] = "pay-2" }, code: "NOT_FOUND", fields: []string{"rateReference"}},
 		}),
 		withdrawRow("withdraw GHS direct", func(p *parityParty) { parFund(p, "GHS", "5000") }, func(*parityParty) map[string]any {
@@ -270,7 +278,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 		}, []parityBad{
 			{name: "used quote", edit: parSet("reference", "pay-2"), code: "RATE_USED"},
 		}),
-	}
+	}, parityMoreRows(e)...)
 }
 
 func withdrawRow(name string, setup func(*parityParty), input func(*parityParty) map[string]any, bad []parityBad) parityRow {
