@@ -6,10 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
-
-	"github.com/shopspring/decimal"
 
 	"merchantpay/server/servertest"
 )
@@ -97,207 +94,25 @@ func (p *parityParty) state() string {
 		evs = append(evs, e.(map[string]any)["node"].(map[string]any)["event"].(string))
 	}
 	sort.Strings(evs)
-	return fmt.Sprintf("balances %s; events %v", norm(d["balances"]), evs)
+	return fmt.Sprintf("balances %s; events %v", parityNorm(d["balances"]), evs)
 }
 
-// snake writes a GraphQL name as REST does: accountName → account_name.
-func snake(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			b.WriteByte('_')
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// camel writes a REST name as GraphQL does: beneficiary.account_name →
-// beneficiary.accountName.
-func camel(s string) string {
-	parts := strings.Split(s, "_")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" {
-			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-		}
-	}
-	return strings.Join(parts, "")
-}
-
-// parityEnums are the input fields GraphQL types as enums whose values
-// REST takes in lower case (reject_amount_criteria it takes as GraphQL
-// writes it).
-var parityEnums = map[string]bool{"accountType": true, "transactionType": true,
-	"feeBearer": true, "outcome": true}
-
-// parityDecimals are the fields GraphQL types as Decimal strings: REST
-// takes JSON numbers.
-var parityDecimals = map[string]bool{"amount": true, "fromAmount": true, "toAmount": true}
-
-// toREST writes a GraphQL input as REST's body: snake_case names, enums in
-// lower case, decimals as numbers (a value that is no number stays a
-// string, the same wrong input).
-func toREST(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			switch s, isStr := val.(string); {
-			case isStr && parityEnums[k]:
-				val = strings.ToLower(s)
-			case isStr && parityDecimals[k]:
-				if _, err := decimal.NewFromString(s); err == nil {
-					val = json.Number(s)
-				}
-			}
-			out[snake(k)] = toREST(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = toREST(val)
-		}
-		return out
-	}
-	return v
-}
-
-// camelKeys renames a REST answer's keys as GraphQL names them.
-func camelKeys(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[camel(k)] = camelKeys(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = camelKeys(val)
-		}
-		return out
-	}
-	return v
-}
-
-// norm writes a value so that the transports' encodings compare equal:
-// numbers and Decimal strings by value, enums without regard to case.
-func norm(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case json.Number:
-		return normScalar(string(x))
-	case string:
-		return normScalar(x)
-	case bool:
-		return fmt.Sprint(x)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = norm(e)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = camel(k) + ":" + norm(x[k])
-		}
-		return "{" + strings.Join(parts, ",") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-func normScalar(s string) string {
-	if d, err := decimal.NewFromString(s); err == nil {
-		return d.String()
-	}
-	return strings.ToLower(s)
-}
-
-// pick follows a dotted path.
-func pick(v any, path string) any {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-// compareEffect fails where the compared paths of the two results differ.
-func compareEffect(t *testing.T, paths []string, restV, gqlV any) {
-	t.Helper()
-	rl, rIsList := restV.([]any)
-	gl, gIsList := gqlV.([]any)
-	if rIsList || gIsList {
-		if len(rl) != len(gl) || len(rl) == 0 {
-			t.Errorf("REST answered %d items, GraphQL %d (an empty list compares nothing)", len(rl), len(gl))
-			return
-		}
-		for i := range rl {
-			compareEffect(t, paths, rl[i], gl[i])
-		}
-		return
-	}
-	for _, path := range paths {
-		rv, gv := pick(restV, path), pick(gqlV, path)
-		if !hasPath(restV, path) || !hasPath(gqlV, path) {
-			// A path one answer lacks is a mistake of the table (or a
-			// field one transport dropped).
-			t.Errorf("%s: REST has it %v, GraphQL %v", path, hasPath(restV, path), hasPath(gqlV, path))
-			continue
-		}
-		if norm(rv) != norm(gv) {
-			t.Errorf("%s: REST %s, GraphQL %s", path, norm(rv), norm(gv))
-		}
-	}
-}
-
-func hasPath(v any, path string) bool {
-	keys := strings.Split(path, ".")
-	for i, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		if v, ok = m[k]; !ok {
-			return false
-		}
-		if i == len(keys)-1 {
-			return true
-		}
-	}
-	return true
-}
-
-// refusal is an error answer: its code and the set of fields it names.
-type refusal struct {
+// parityRefusal is an error answer: its code and the set of fields it names.
+type parityRefusal struct {
 	code   string
 	fields []string
 	null   bool // GraphQL answered null without errors
 }
 
-func (r refusal) String() string {
+func (r parityRefusal) String() string {
 	if r.null {
 		return "null"
 	}
 	return fmt.Sprintf("%s %v", r.code, r.fields)
 }
 
-func restRefusal(r *servertest.Resp, rename func(string) string) refusal {
-	out := refusal{code: r.Code()}
+func parityRESTRefusal(r *servertest.Resp, rename func(string) string) parityRefusal {
+	out := parityRefusal{code: r.Code()}
 	if r.Status < 400 {
 		out.code = fmt.Sprintf("status %d", r.Status)
 	}
@@ -308,16 +123,16 @@ func restRefusal(r *servertest.Resp, rename func(string) string) refusal {
 	return out
 }
 
-func gqlRefusal(r *servertest.Resp, field string) refusal {
+func parityGQLRefusal(r *servertest.Resp, field string) parityRefusal {
 	errs, _ := r.JSON["errors"].([]any)
 	if len(errs) == 0 {
 		d, _ := r.JSON["data"].(map[string]any)
 		if d != nil && d[field] == nil {
-			return refusal{null: true}
+			return parityRefusal{null: true}
 		}
-		return refusal{code: "no error"}
+		return parityRefusal{code: "no error"}
 	}
-	var out refusal
+	var out parityRefusal
 	seen := map[string]bool{}
 	for i, x := range errs {
 		ext, _ := x.(map[string]any)["extensions"].(map[string]any)
@@ -339,8 +154,8 @@ func gqlRefusal(r *servertest.Resp, field string) refusal {
 	return out
 }
 
-// clone deep-copies an input so that a bad case may edit it.
-func clone(in map[string]any) map[string]any {
+// parityClone deep-copies an input so that a bad case may edit it.
+func parityClone(in map[string]any) map[string]any {
 	raw, _ := json.Marshal(in)
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
@@ -351,7 +166,7 @@ func (row parityRow) restRequest(p *parityParty, in map[string]any) (string, str
 	if row.rest != nil {
 		return row.rest(p, in)
 	}
-	return http.MethodPost, row.restPath, toREST(in)
+	return http.MethodPost, row.restPath, parityToREST(in)
 }
 
 func (row parityRow) gqlVars(p *parityParty, in map[string]any) map[string]any {
@@ -372,7 +187,7 @@ func (row parityRow) restName(f string) string {
 	if row.restFields != nil {
 		return row.restFields(f)
 	}
-	return camel(f)
+	return parityCamel(f)
 }
 
 // runParityRow runs one row: the valid input through both transports, then
@@ -401,7 +216,7 @@ func runParityRow(t *testing.T, e *servertest.Env, row parityRow, n int) {
 			t.Fatalf("REST %s %s: %d %s", method, path, r.Status, r.Body)
 		}
 		g := e.GQL(b.key, row.gql, row.gqlVars(b, row.input(b))).GQLData()
-		compareEffect(t, row.compare, camelKeys(r.JSON["data"]), row.gqlResult(g))
+		parityCompare(t, row.compare, parityCamelKeys(r.JSON["data"]), row.gqlResult(g))
 		if sa, sb := a.state(), b.state(); sa != sb {
 			t.Errorf("after the operation REST left %s, GraphQL %s", sa, sb)
 		}
@@ -410,10 +225,10 @@ func runParityRow(t *testing.T, e *servertest.Env, row parityRow, n int) {
 	}
 	for _, bad := range row.bad {
 		before := b.state()
-		in := clone(row.input(b))
+		in := parityClone(row.input(b))
 		bad.edit(b, in)
-		got := gqlRefusal(e.GQL(b.key, row.gql, row.gqlVars(b, in)), row.fields[0])
-		want := refusal{code: bad.code, fields: slices.Sorted(slices.Values(bad.fields)), null: bad.nullOverGraphQL}
+		got := parityGQLRefusal(e.GQL(b.key, row.gql, row.gqlVars(b, in)), row.fields[0])
+		want := parityRefusal{code: bad.code, fields: slices.Sorted(slices.Values(bad.fields)), null: bad.nullOverGraphQL}
 		if want.null {
 			want.code, want.fields = "", nil
 		}
@@ -427,13 +242,13 @@ func runParityRow(t *testing.T, e *servertest.Env, row parityRow, n int) {
 			continue
 		}
 		before = a.state()
-		in = clone(row.input(a))
+		in = parityClone(row.input(a))
 		bad.edit(a, in)
 		method, path, body := row.restRequest(a, in)
-		gotREST := restRefusal(e.REST(method, path, a.key, body), row.restName)
-		wantREST := refusal{code: bad.code, fields: want.fields}
+		gotREST := parityRESTRefusal(e.REST(method, path, a.key, body), row.restName)
+		wantREST := parityRefusal{code: bad.code, fields: want.fields}
 		if bad.nullOverGraphQL {
-			wantREST = refusal{code: "NOT_FOUND"}
+			wantREST = parityRefusal{code: "NOT_FOUND"}
 		}
 		if gotREST.String() != wantREST.String() {
 			t.Errorf("%s over REST: %s, want %s", bad.name, gotREST, wantREST)
@@ -442,13 +257,4 @@ func runParityRow(t *testing.T, e *servertest.Env, row parityRow, n int) {
 			t.Errorf("%s over REST changed %s into %s", bad.name, before, after)
 		}
 	}
-}
-
-func jsonNum(s string) json.Number { return json.Number(s) }
-
-func toString(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
 }

@@ -26,7 +26,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 	}
 	startCryptoPay := func(p *parityParty) {
 		parEnrol(p)
-		d := p.restCall(http.MethodPost, "/transactions/deposit", toREST(map[string]any{"depositMethod": "crypto-pay",
+		d := p.restCall(http.MethodPost, "/transactions/deposit", parityToREST(map[string]any{"depositMethod": "crypto-pay",
 			"requirement": map[string]any{"productName": "Shoes"}, "amount": "25", "currency": "USDT", "reference": "dep-1"}))
 		p.vals["prepay"] = d["data"].(map[string]any)["prepayId"].(string)
 	}
@@ -72,7 +72,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 			setup: deposit,
 			input: func(*parityParty) map[string]any { return map[string]any{"reference": "INV-1"} },
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodGet, "/transactions/" + url.PathEscape(toString(in["reference"])), nil
+				return http.MethodGet, "/transactions/" + url.PathEscape(parityString(in["reference"])), nil
 			},
 			gql:     `query($reference: String!) { transaction(reference: $reference) { ` + parityTxSelection + ` } }`,
 			vars:    idVars,
@@ -100,7 +100,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 			gql: `query($first: Int, $after: String, $filter: TransactionFilter) { transactions(first: $first, after: $after, filter: $filter) {
 				edges { node { ` + parityTxSelection + ` } } } }`,
 			vars:       idVars,
-			result:     edgesOf("transactions"),
+			result:     parityEdges("transactions"),
 			compare:    parityTxFields,
 			restFields: parRenamer(filterNames, ""),
 			bad: []parityBad{
@@ -178,9 +178,9 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 				return map[string]any{"prepayId": p.vals["prepay"], "outcome": "SUCCESS"}
 			},
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				body := toREST(in).(map[string]any)
+				body := parityToREST(in).(map[string]any)
 				delete(body, "prepay_id")
-				return http.MethodPost, "/sandbox/deposits/crypto-pay/" + url.PathEscape(toString(in["prepayId"])), body
+				return http.MethodPost, "/sandbox/deposits/crypto-pay/" + url.PathEscape(parityString(in["prepayId"])), body
 			},
 			gql:     `mutation($input: CompleteCryptoPayInput!) { completeCryptoPay(input: $input) { ` + parityTxSelection + ` } }`,
 			compare: parityTxFields,
@@ -218,7 +218,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 			setup: func(p *parityParty) { p.vals["endpoint"] = endpoint(p, "https://hooks.example/a") },
 			input: func(p *parityParty) map[string]any { return map[string]any{"id": p.vals["endpoint"]} },
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodDelete, "/webhooks/" + url.PathEscape(toString(in["id"])), nil
+				return http.MethodDelete, "/webhooks/" + url.PathEscape(parityString(in["id"])), nil
 			},
 			gql:     `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) { id deleted } }`,
 			vars:    idVars,
@@ -233,7 +233,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 			setup: func(p *parityParty) { p.vals["endpoint"] = endpoint(p, "https://hooks.example/a") },
 			input: func(p *parityParty) map[string]any { return map[string]any{"id": p.vals["endpoint"]} },
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodPost, "/webhooks/" + url.PathEscape(toString(in["id"])) + "/roll-secret", nil
+				return http.MethodPost, "/webhooks/" + url.PathEscape(parityString(in["id"])) + "/roll-secret", nil
 			},
 			gql:  `mutation($id: ID!) { rollWebhookSecret(id: $id) { id secret } }`,
 			vars: idVars,
@@ -286,7 +286,7 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 }
 
 // edgesOf picks the nodes of a connection.
-func edgesOf(field string) func(map[string]any) any {
+func parityEdges(field string) func(map[string]any) any {
 	return func(d map[string]any) any {
 		var out []any
 		for _, e := range d[field].(map[string]any)["edges"].([]any) {

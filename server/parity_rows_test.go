@@ -48,7 +48,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 			setup: func(p *parityParty) { parWallet(p, "w-1") },
 			input: func(*parityParty) map[string]any { return map[string]any{"reference": "w-1"} },
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodGet, "/wallets/" + url.PathEscape(toString(in["reference"])), nil
+				return http.MethodGet, "/wallets/" + url.PathEscape(parityString(in["reference"])), nil
 			},
 			gql:     `query($reference: String!) { wallet(reference: $reference) { walletReference fullName compliance { email phone } accounts { accountType } } }`,
 			vars:    func(_ *parityParty, in map[string]any) map[string]any { return in },
@@ -90,7 +90,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 					"accountReference": "acc-1", "currency": "NGN", "amount": "2500", "expiresAt": 30, "rejectAmountCriteria": "GREATER_THAN_ONLY"}}
 			},
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodPost, "/wallets/" + url.PathEscape(toString(in["walletReference"])), toREST(in["account"])
+				return http.MethodPost, "/wallets/" + url.PathEscape(parityString(in["walletReference"])), parityToREST(in["account"])
 			},
 			// The account's name begins with the merchant's, and the two
 			// merchants' names differ.
@@ -114,7 +114,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 				return map[string]any{"account": map[string]any{"accountType": "STATIC_DYNAMIC", "currency": "NGN"}}
 			},
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
-				return http.MethodPost, "/accounts", toREST(in["account"])
+				return http.MethodPost, "/accounts", parityToREST(in["account"])
 			},
 			// The account's name is the merchant's, and the two merchants'
 			// names differ.

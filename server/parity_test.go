@@ -78,21 +78,21 @@ func parityRowOf(rows []parityRow, field string) parityRow {
 	return parityRow{}
 }
 
-// ghBank is a Ghanaian bank code with one of its branches.
-type ghBank struct{ bank, branch string }
+// parityGHBank is a Ghanaian bank code with one of its branches.
+type parityGHBank struct{ bank, branch string }
 
-func parityGhanaBank(t *testing.T, e *servertest.Env) ghBank {
+func parityGhanaBank(t *testing.T, e *servertest.Env) parityGHBank {
 	t.Helper()
 	m := e.Merchant("Parity Banks")
 	d := e.GQL(m.TestSecret, `{ banks(country: GH) { code branches { branchCode } } }`, nil).GQLData()
 	for _, b := range d["banks"].([]any) {
 		b := b.(map[string]any)
 		if brs, _ := b["branches"].([]any); len(brs) > 0 {
-			return ghBank{bank: b["code"].(string), branch: brs[0].(map[string]any)["branchCode"].(string)}
+			return parityGHBank{bank: b["code"].(string), branch: brs[0].(map[string]any)["branchCode"].(string)}
 		}
 	}
 	t.Fatal("no Ghanaian bank with branches")
-	return ghBank{}
+	return parityGHBank{}
 }
 
 // Inputs shared by several rows, in GraphQL naming.
@@ -108,19 +108,19 @@ func parityNGBeneficiary() map[string]any {
 		"accountName": "Ada Obi", "accountNumber": "0123456789"}
 }
 
-func parityGHBeneficiary(gh ghBank) map[string]any {
+func parityGHBeneficiary(gh parityGHBank) map[string]any {
 	return map[string]any{"email": "kofi@example.com", "phone": "+233241234567", "country": "GH", "bank": gh.bank,
 		"branch": gh.branch, "accountName": "Kofi Mensah", "accountNumber": "1234567890123", "accountType": "individual"}
 }
 
 func parFund(p *parityParty, currency, amount string) {
 	p.t.Helper()
-	p.restCall(http.MethodPost, "/sandbox/balances/fund", map[string]any{"currency": currency, "amount": jsonNum(amount)})
+	p.restCall(http.MethodPost, "/sandbox/balances/fund", map[string]any{"currency": currency, "amount": parityNum(amount)})
 }
 
 func parWallet(p *parityParty, ref string) {
 	p.t.Helper()
-	in := toREST(map[string]any{"walletReference": ref, "compliance": parityCompliance()})
+	in := parityToREST(map[string]any{"walletReference": ref, "compliance": parityCompliance()})
 	p.restCall(http.MethodPost, "/wallets", in)
 	// Lists are newest first; wallets made in the same instant would come
 	// in an order of their random ids.
@@ -129,7 +129,7 @@ func parWallet(p *parityParty, ref string) {
 
 func parQuote(p *parityParty, in map[string]any) string {
 	p.t.Helper()
-	return p.restCall(http.MethodPost, "/rates/create", toREST(in))["data"].(map[string]any)["reference"].(string)
+	return p.restCall(http.MethodPost, "/rates/create", parityToREST(in))["data"].(map[string]any)["reference"].(string)
 }
 
 func parGlobalAccount(p *parityParty) string {
@@ -169,7 +169,7 @@ func parQuery(path string, in map[string]any, names map[string]string) string {
 	q := url.Values{}
 	for g, r := range names {
 		if v, ok := in[g]; ok && v != nil {
-			q.Set(r, toString(v))
+			q.Set(r, parityString(v))
 		}
 	}
 	if len(q) == 0 {
@@ -185,7 +185,7 @@ func parRenamer(names map[string]string, prefix string) func(string) string {
 		if g, ok := names[f]; ok {
 			return g
 		}
-		return prefix + camel(f)
+		return prefix + parityCamel(f)
 	}
 }
 
