@@ -63,3 +63,14 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodPost, Pattern: "/webhooks/{id}/roll-secret", Handle: o.rollWebhookSecret},
 	}
 }
+
+// RouteTable lists the REST API's routes as "METHOD /pattern", so that a
+// test can check each one against what it covers.
+func RouteTable() []string {
+	rs := (&Ops{}).routes()
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Method + " " + r.Pattern
+	}
+	return out
+}

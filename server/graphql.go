@@ -70,6 +70,7 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	srv.Use(newDocumentSize())
 	srv.Use(depthLimit{max: maxDepth})
 	srv.Use(subscriptionRules{})
+	srv.Use(newStringVariables(schema.Schema()))
 	srv.Use(wsRateLimit{h}) // the first token; operationLimits takes the rest
 	srv.Use(newOperationLimits(h, schema.Schema(), a.Config))
 	srv.Use(observeOperation{tracer: a.Tracing.Tracer()})
@@ -445,6 +446,11 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		kind = apperr.Validation
 		if code, _ := gerr.Extensions["code"].(string); code == "GRAPHQL_PARSE_FAILED" {
 			kind = apperr.BadRequest
+		} else if field := variableField(gerr.Path); field != "" {
+			// A variable's value that does not fit its type (a required
+			// input field left out, a string for an Int) names the field
+			// as a refusal by the operation would.
+			setExt(gerr, "errors", []apperr.FieldError{{Field: field, Message: gerr.Message}})
 		}
 	default:
 		kind = apperr.Internal
@@ -640,4 +646,18 @@ func (b *buffer) WriteHeader(code int) {
 	if b.status == 0 {
 		b.status = code
 	}
+}
+
+// variableField is the field a refusal of a variable's value is about, as
+// the services' errors name it: the path below "variable" ("variable",
+// "input", "beneficiary", "bank" is "beneficiary.bank"); "" for an error
+// about no variable.
+func variableField(p ast.Path) string {
+	if len(p) < 2 {
+		return ""
+	}
+	if name, ok := p[0].(ast.PathName); !ok || name != "variable" {
+		return ""
+	}
+	return argPath(p[1:])
 }
