@@ -25,7 +25,7 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer proxy.close()
-	s, m, dbURL, err := setup(ctx, o, p, "lifecycle", true, "LOADTEST_PROXY="+proxy.addr())
+	s, m, dbURL, err := setup(ctx, o, p, "lifecycle", "LOADTEST_PROXY="+proxy.addr())
 	if err != nil {
 		return err
 	}
