@@ -15,9 +15,13 @@ vet:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:" $$unformatted >&2; exit 1; fi
 	$(GO) vet ./...
+	cd tools/loadtest && $(GO) vet ./...
 
+# The load harness is a module of its own (tools/loadtest): its unit tests
+# run here too, beside the service's.
 test: vet
 	$(GO) test $(TEST_FLAGS) ./...
+	cd tools/loadtest && $(GO) test $(TEST_FLAGS) ./...
 
 # Regenerates ent and gqlgen code, and GraphiQL's bundle (web/graphiql/dist,
 # from its pinned npm packages); CI fails when this leaves a diff.
@@ -38,11 +42,13 @@ migration:
 	$(GO) run ./tools/migrations -name $(NAME)
 
 # Speed (docs/PERFORMANCE.md); never part of `make test`. First the Go
-# benchmarks of the hot code, then the load harness: it starts the service on
-# fresh databases of the local PostgreSQL (TEST_DATABASE_URL, else
-# postgres://postgres@127.0.0.1:5432/postgres) and prints every figure and
-# target. LOADTEST_FLAGS passes options, e.g. LOADTEST_FLAGS='-c 16 -d 30s'.
+# benchmarks of the hot code, then the load harness (tools/loadtest, a module
+# of its own): it starts bin/server on fresh databases of the local
+# PostgreSQL (TEST_DATABASE_URL, else
+# postgres://postgres@127.0.0.1:5432/postgres) and prints every figure, each
+# against pgbench on the same server, and the table of targets.
+# LOADTEST_FLAGS passes options, e.g. LOADTEST_FLAGS='-c 16 -d 30s'.
 LOADTEST_FLAGS ?=
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./internal/loadtest $(LOADTEST_FLAGS)
+	cd tools/loadtest && $(GO) run . -server $(CURDIR)/bin/server $(LOADTEST_FLAGS)

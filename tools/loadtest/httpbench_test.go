@@ -11,12 +11,11 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"merchantpay/rest"
 )
 
-// The targeters build their bodies and headers once, around the sequence
-// number; each request must still be what formatting it whole gives.
+// The targeters build their bodies and headers once, around the places of
+// the sequence number; each request must still be what formatting it whole
+// gives.
 func TestTargetersMatchFormattedRequests(t *testing.T) {
 	const base, key, bank = "http://127.0.0.1:1", "sk_test_x", `04"4`
 	for _, idem := range []bool{true, false} {
@@ -41,18 +40,23 @@ func TestTargetersMatchFormattedRequests(t *testing.T) {
 				}
 				body := fmt.Sprintf(`{"beneficiary":{"email":"ada@example.com","bank":%q,"account_name":"Ada Obi","account_number":"0123456789"},`+
 					`"amount":100,"currency":"NGN","narration":"load test","reference":"rest-%s-%d"}`, bank, runID, n)
-				check(t, tg, http.MethodPost, base+rest.Prefix+"/transactions/withdraw", body, want("wd", n))
+				check(t, tg, http.MethodPost, base+restPrefix+"/transactions/withdraw", body, want("wd", n))
 			case 43:
 				if err := gql(&tg); err != nil {
 					t.Fatal(err)
 				}
-				b := gqlWithdrawBody(bank, fmt.Sprintf("gql-%s-%d", runID, n))
-				check(t, tg, http.MethodPost, base+"/graphql", string(b), want("gql", n))
+				// GraphQL's key is in the input, not in a header.
+				idemKey := ""
+				if idem {
+					idemKey = fmt.Sprintf("gql-%s-%d", runID, n)
+				}
+				b := gqlWithdrawBody(bank, fmt.Sprintf("gql-%s-%d", runID, n), idemKey)
+				check(t, tg, http.MethodPost, base+"/graphql", string(b), http.Header{"X-Api-Key": {key}, "Content-Type": {"application/json"}})
 			case 44:
 				if err := rate(&tg); err != nil {
 					t.Fatal(err)
 				}
-				check(t, tg, http.MethodPost, base+rest.Prefix+"/rates/create",
+				check(t, tg, http.MethodPost, base+restPrefix+"/rates/create",
 					`{"from_currency":"USDT","to_currency":"NGN","from_amount":10,"transaction_type":"swap"}`, want("rate", n))
 			}
 		}

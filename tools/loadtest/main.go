@@ -1,23 +1,29 @@
 // Command loadtest is the load harness of `make bench` (docs/PERFORMANCE.md).
-// It creates fresh PostgreSQL databases on the local server, starts the real
-// service as a child process (this binary again, in the server role) on a
-// loopback port, creates and funds a merchant, and measures:
+// It is a module of its own, so that its load generator (vegeta) stays out
+// of the service's dependencies, and it uses none of the service's code: it
+// creates fresh PostgreSQL databases on the local server, starts the
+// service's own binary (bin/server, `make build`) as a child process on a
+// loopback port, creates a merchant with that binary's `merchant create`,
+// funds it through the sandbox, and measures:
 //
-//   - http: POST /transactions/withdraw, GET /transactions/{ref}, POST
-//     /rates/create and the GraphQL withdraw mutation at -c closed-loop
-//     clients (vegeta), beside pgbench's TPC-B-like and select-only
-//     workloads on the same server at the same concurrency, with the ratios
-//     against the targets;
+//   - http: at -c closed-loop clients (vegeta), REST withdrawals with an
+//     Idempotency-Key and without, GraphQL withdrawals with an
+//     idempotencyKey and without, and GET /transactions/{ref}, each between
+//     two runs of pgbench (TPC-B-like around the withdrawals, select-only
+//     around the GET) on a scale-10 database of the same server at the same
+//     concurrency, and the targets met or not;
 //   - roundtrips: the database round trips of each operation, counted on
 //     the wire by a proxy, and EXPLAIN of every statement they sent;
 //   - fanout: -subscribers GraphQL subscriptions (graphql-transport-ws),
 //     one event, the time until all have it, and the server's memory per
-//     idle subscriber (the clients run in a third process);
+//     idle subscriber (the clients run in a third process: this binary
+//     again, in its subscribers role);
 //   - dispatch: webhook deliveries per second to a local receiver;
 //   - lifecycle (not in the default set; diagnosis): every round trip of a
 //     withdrawal's whole life, its background work included.
 //
-// Run: go run ./internal/loadtest [-suites http,roundtrips,fanout,dispatch].
+// Run (from this directory): go run . -server ../../bin/server
+// [-suites http,roundtrips,fanout,dispatch].
 package main
 
 import (
@@ -27,66 +33,77 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// Roles of this binary; the harness starts itself again in the others.
+// The harness starts itself again, with roleEnv set, as the fan-out's
+// subscriber clients.
 const (
 	roleEnv         = "LOADTEST_ROLE"
-	roleServer      = "server"
 	roleSubscribers = "subscribers"
 )
 
 type options struct {
 	suites          map[string]bool
+	serverBin       string
 	adminURL        string
 	clients         int
 	duration        time.Duration
+	pgbenchScale    int
 	subscribers     int
 	events          int
 	endpoints       int
 	logLevel        string
-	idemKeys        bool
 	keep            bool
 	profileDir      string
-	noWorkers       bool
 	countStatements bool
 	phases          map[string]bool
 }
 
+// The http suite's phases; -phases picks among them, defaultPhases when
+// it is empty.
+var (
+	allPhases     = []string{"withdraw", "withdraw-keyless", "graphql", "graphql-keyless", "get", "rates", "spread"}
+	defaultPhases = []string{"withdraw", "withdraw-keyless", "graphql", "graphql-keyless", "get"}
+)
+
 // phase tells whether the http suite runs the phase named.
-func (o options) phase(name string) bool { return len(o.phases) == 0 || o.phases[name] }
+func (o options) phase(name string) bool { return o.phases[name] }
 
 func main() {
-	switch os.Getenv(roleEnv) {
-	case roleServer:
-		os.Exit(runServerRole())
-	case roleSubscribers:
+	if os.Getenv(roleEnv) == roleSubscribers {
 		os.Exit(runSubscribersRole())
 	}
 	var o options
 	suites := flag.String("suites", "http,roundtrips,fanout,dispatch", "comma-separated: http, roundtrips, fanout, dispatch; lifecycle (diagnosis: round trips of a withdrawal's whole life)")
+	flag.StringVar(&o.serverBin, "server", "../../bin/server", "the service's binary (make build)")
 	flag.StringVar(&o.adminURL, "db", defaultAdminURL(), "PostgreSQL URL of a database on the server to benchmark; fresh databases are created beside it")
 	flag.IntVar(&o.clients, "c", 8, "concurrent clients (HTTP phases and pgbench)")
 	flag.DurationVar(&o.duration, "d", 10*time.Second, "duration of each HTTP phase and pgbench run")
+	flag.IntVar(&o.pgbenchScale, "pgbench-scale", 10, "pgbench -i -s: at 10 its TPC-B-like workload has ten branch rows, so 8 clients do not queue on one")
 	flag.IntVar(&o.subscribers, "subscribers", 10000, "WebSocket subscribers of the fan-out benchmark")
 	flag.IntVar(&o.events, "events", 20000, "events of the dispatcher benchmark")
 	flag.IntVar(&o.endpoints, "endpoints", 1, "webhook endpoints of the dispatcher benchmark (each event goes to all)")
 	flag.StringVar(&o.logLevel, "log-level", "info", "the service's LOG_LEVEL (info writes one access-log line per request)")
-	flag.BoolVar(&o.idemKeys, "idempotency-keys", true, "send a distinct Idempotency-Key with every POST, as a careful integration does")
 	flag.BoolVar(&o.keep, "keep", false, "keep the databases afterwards")
 	flag.StringVar(&o.profileDir, "profile", "", "directory for the service's CPU profile of each HTTP phase (pprof)")
-	flag.BoolVar(&o.noWorkers, "no-workers", false, "run the HTTP phases on a service without background workers (diagnosis only)")
 	flag.BoolVar(&o.countStatements, "count-statements", false, "dispatch: send the service's database traffic through the counting proxy and list the statements per delivery (diagnosis only)")
 	flag.BoolVar(&stdTransport, "std-transport", false, "HTTP phases: vegeta with net/http's Transport instead of the lean one (diagnosis: what the load generator's client costs)")
-	phases := flag.String("phases", "", "http suite: comma-separated phases to run (withdraw, get, rates, graphql, spread; diagnosis); all when empty")
+	phases := flag.String("phases", strings.Join(defaultPhases, ","), "http suite: comma-separated phases, among "+strings.Join(allPhases, ", "))
 	flag.Parse()
 	o.phases = map[string]bool{}
 	for _, s := range strings.Split(*phases, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			o.phases[s] = true
+		}
+	}
+	for name := range o.phases {
+		if !slices.Contains(allPhases, name) {
+			fmt.Fprintf(os.Stderr, "loadtest: -phases: no phase %q (among %s)\n", name, strings.Join(allPhases, ", "))
+			os.Exit(2)
 		}
 	}
 	o.suites = map[string]bool{}

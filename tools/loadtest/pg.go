@@ -119,15 +119,21 @@ func pgbenchPath() (string, error) {
 }
 
 // pgbencher runs pgbench's workloads on a database of its own on the
-// server under test, initialised once (pgbench -i).
+// server under test, initialised once (pgbench -i -s scale).
 type pgbencher struct {
 	bin, dbURL string
 	args       []string
 }
 
-// newPgbench creates and initialises pgbench's database; run then runs
-// TPC-B-like or select-only for d at clients.
-func (p *pg) newPgbench(ctx context.Context, clients int, d time.Duration) (*pgbencher, error) {
+// newPgbench creates and initialises pgbench's database at scale; run then
+// runs TPC-B-like or select-only for d at clients, with prepared statements
+// (-M prepared), as the service prepares its own.
+//
+// The scale matters: TPC-B-like updates one of scale branch rows per
+// transaction, so at scale 1 every client queues on the same row and the
+// yardstick measures that queue rather than the server. At 10 the 8
+// clients spread over ten branches.
+func (p *pg) newPgbench(ctx context.Context, clients, scale int, d time.Duration) (*pgbencher, error) {
 	bin, err := pgbenchPath()
 	if err != nil {
 		return nil, err
@@ -136,12 +142,12 @@ func (p *pg) newPgbench(ctx context.Context, clients int, d time.Duration) (*pgb
 	if err != nil {
 		return nil, err
 	}
-	if out, err := exec.CommandContext(ctx, bin, "-i", "-q", dbURL).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("pgbench -i: %v: %s", err, out)
+	if out, err := exec.CommandContext(ctx, bin, "-i", "-q", "-s", strconv.Itoa(scale), dbURL).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("pgbench -i -s %d: %v: %s", scale, err, out)
 	}
 	jobs := min(2, clients)
 	secs := strconv.Itoa(max(1, int(d.Seconds())))
-	return &pgbencher{bin: bin, dbURL: dbURL, args: []string{"-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}}, nil
+	return &pgbencher{bin: bin, dbURL: dbURL, args: []string{"-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}}, nil
 }
 
 func (b *pgbencher) run(ctx context.Context, selectOnly bool) (pgbenchResult, error) {

@@ -41,7 +41,7 @@ func dispatchSuite(ctx context.Context, o options, p *pg) error {
 		defer proxy.close()
 		extra = append(extra, "LOADTEST_PROXY="+proxy.addr())
 	}
-	s, m, dbURL, err := setup(ctx, o, p, "dispatch", true, extra...)
+	s, m, dbURL, err := setup(ctx, o, p, "dispatch", extra...)
 	if err != nil {
 		return err
 	}

@@ -1,45 +1,41 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"merchantpay/rest"
-	"merchantpay/server"
 )
 
-// service is the real service running as a child process.
+// restPrefix is where the service's REST routes live.
+const restPrefix = "/v1/merchant/public"
+
+// service is the real service, bin/server, running as a child process.
 type service struct {
 	cmd  *exec.Cmd
 	URL  string // http://127.0.0.1:PORT
-	ctl  string // the child's pprof and memstats listener
+	ctl  string // its admin listener: pprof and metrics
 	log  string // its stderr
 	done chan error
 	// extra are header name, value pairs the next call sends (callWith).
 	extra []string
 }
 
-// startService starts the service on dbURL. Without workers it serves HTTP
-// only (the round-trip count wants no background statements).
-func startService(ctx context.Context, dbURL string, o options, workers bool, env ...string) (*service, error) {
+// startService starts `bin/server serve` on dbURL, its admin listener on a
+// loopback port of its own; env adds or overrides variables.
+func startService(ctx context.Context, dbURL string, o options, env ...string) (*service, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -48,26 +44,16 @@ func startService(ctx context.Context, dbURL string, o options, workers bool, en
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	logFile, err := os.CreateTemp("", "loadtest-service-*.log")
 	if err != nil {
 		return nil, err
 	}
 	s := &service{URL: "http://127.0.0.1:" + port, ctl: "http://127.0.0.1:" + ctlPort, log: logFile.Name(), done: make(chan error, 1)}
-	w := "1"
-	if !workers {
-		w = "0"
-	}
-	s.cmd = exec.Command(exe)
+	s.cmd = exec.Command(o.serverBin, "serve")
 	s.cmd.Env = append(os.Environ(),
-		roleEnv+"="+roleServer,
-		"LOADTEST_CTL_ADDR=127.0.0.1:"+ctlPort,
-		"LOADTEST_WORKERS="+w,
 		"DATABASE_URL="+dbURL,
 		"LISTEN_ADDR=127.0.0.1:"+port,
+		"ADMIN_ADDR=127.0.0.1:"+ctlPort,
 		"PUBLIC_BASE_URL="+s.URL,
 		"RATE_LIMIT=0",
 		// The fan-out opens all its subscribers with one key.
@@ -79,7 +65,7 @@ func startService(ctx context.Context, dbURL string, o options, workers bool, en
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s (build it with `make build`): %w", o.serverBin, err)
 	}
 	go func() { s.done <- s.cmd.Wait(); logFile.Close() }()
 	deadline := time.Now().Add(90 * time.Second)
@@ -135,37 +121,81 @@ func freePort() (string, error) {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
 }
 
-// memStats is the child's memory after a forced GC.
+// memStats is the child's memory after a garbage collection.
 type memStats struct {
-	HeapInuse  uint64 `json:"heap_inuse"`
-	StackInuse uint64 `json:"stack_inuse"`
-	Sys        uint64 `json:"sys"`
-	Goroutines int    `json:"goroutines"`
-	RSS        uint64 `json:"rss"`
+	HeapInuse  uint64
+	StackInuse uint64
+	Sys        uint64
+	Goroutines int
+	RSS        uint64
+}
+
+// metrics reads the gauges named from the child's /metrics (Prometheus
+// text format; the named ones carry no labels).
+func (s *service) metrics(names ...string) (map[string]float64, error) {
+	res, err := http.Get(s.ctl + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("metrics: %s", res.Status)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if ok && want[name] {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+				out[name] = v
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			return nil, fmt.Errorf("metrics: no %s", n)
+		}
+	}
+	return out, nil
 }
 
 func (s *service) subscribers() (int, error) {
-	res, err := http.Get(s.ctl + "/subscribers")
+	m, err := s.metrics("graphql_subscribers")
 	if err != nil {
 		return 0, err
 	}
-	defer res.Body.Close()
-	var n int
-	_, err = fmt.Fscan(res.Body, &n)
-	return n, err
+	return int(m["graphql_subscribers"]), nil
 }
 
+// mem collects the child's garbage first (a heap profile with gc=1 runs
+// one), then reads its Go memory gauges and its resident set from /proc.
 func (s *service) mem() (memStats, error) {
 	var m memStats
-	res, err := http.Get(s.ctl + "/memstats")
+	res, err := http.Get(s.ctl + "/debug/pprof/heap?gc=1")
 	if err != nil {
 		return m, err
 	}
-	defer res.Body.Close()
-	return m, json.NewDecoder(res.Body).Decode(&m)
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	g, err := s.metrics("go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes", "go_goroutines")
+	if err != nil {
+		return m, err
+	}
+	m.HeapInuse, m.StackInuse = uint64(g["go_memstats_heap_inuse_bytes"]), uint64(g["go_memstats_stack_inuse_bytes"])
+	m.Sys, m.Goroutines = uint64(g["go_memstats_sys_bytes"]), int(g["go_goroutines"])
+	m.RSS = rss(s.cmd.Process.Pid)
+	return m, nil
 }
 
-// fetch saves a path of the child's control listener into a file.
+// fetch saves a path of the child's admin listener into a file.
 func (s *service) fetch(path, file string) error {
 	res, err := http.Get(s.ctl + path)
 	if err != nil {
@@ -206,69 +236,9 @@ func (s *service) profile(kind, path string, d time.Duration) error {
 	return err
 }
 
-// runServerRole is the child: the service as `server serve` runs it
-// (server.New, its workers, an http.Server), plus a loopback listener for
-// pprof, memory figures and the subscriber count.
-func runServerRole() int {
-	raiseNoFile()
-	cfg, err := server.EnvConfig()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	slog.SetDefault(log)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	app, err := server.New(ctx, cfg, server.Options{Logger: log})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer app.Close()
-
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/memstats", func(w http.ResponseWriter, r *http.Request) {
-		runtime.GC()
-		debug.FreeOSMemory()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		_ = json.NewEncoder(w).Encode(memStats{HeapInuse: ms.HeapInuse, StackInuse: ms.StackInuse, Sys: ms.Sys,
-			Goroutines: runtime.NumGoroutine(), RSS: rss()})
-	})
-	mux.HandleFunc("/subscribers", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, app.Broker.Subscribers())
-	})
-	go func() { _ = http.ListenAndServe(os.Getenv("LOADTEST_CTL_ADDR"), mux) }()
-
-	wait := func() {}
-	workCtx, stopWork := context.WithCancel(context.Background())
-	defer stopWork()
-	if os.Getenv("LOADTEST_WORKERS") != "0" {
-		wait = app.RunWorkers(workCtx)
-	}
-	srv := &http.Server{Addr: cfg.ListenAddr, Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	code := 0
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	stopWork()
-	wait()
-	return code
-}
-
-// rss is this process's resident set size in bytes (Linux).
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+// rss is the resident set size of process pid in bytes (Linux).
+func rss(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
@@ -290,13 +260,14 @@ type merchant struct {
 }
 
 // createMerchant makes a merchant with the service's own CLI command.
-func createMerchant(dbURL, name string) (merchant, error) {
+func createMerchant(o options, dbURL, name string) (merchant, error) {
 	var m merchant
-	os.Setenv("DATABASE_URL", dbURL)
-	os.Setenv("LOG_LEVEL", "error")
+	cmd := exec.Command(o.serverBin, "merchant", "create", "--name", name, "--email", "bench@example.com")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "LOG_LEVEL=error", "ADMIN_ADDR=off")
 	var out, errb bytes.Buffer
-	if code := server.Main([]string{"merchant", "create", "--name", name, "--email", "bench@example.com"}, &out, &errb); code != 0 {
-		return m, fmt.Errorf("merchant create: exit %d: %s", code, errb.String())
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return m, fmt.Errorf("merchant create: %v: %s", err, errb.String())
 	}
 	return m, json.Unmarshal(out.Bytes(), &m)
 }
@@ -316,7 +287,7 @@ func (s *service) call(method, path, key string, body any, out any) (int, error)
 	}
 	u := s.URL + path
 	if !strings.HasPrefix(path, "/graphql") {
-		u = s.URL + rest.Prefix + path
+		u = s.URL + restPrefix + path
 	}
 	req, err := http.NewRequest(method, u, rd)
 	if err != nil {
@@ -348,8 +319,9 @@ func (s *service) call(method, path, key string, body any, out any) (int, error)
 }
 
 // setup starts a service on a fresh database with a funded merchant and
-// finds a bank code for its withdrawals.
-func setup(ctx context.Context, o options, p *pg, prefix string, workers bool, env ...string) (*service, merchant, string, error) {
+// finds a bank code for its withdrawals. LOADTEST_PROXY=ADDR among env
+// sends the service's database traffic through a counting proxy.
+func setup(ctx context.Context, o options, p *pg, prefix string, env ...string) (*service, merchant, string, error) {
 	dbURL, err := p.create(ctx, prefix)
 	if err != nil {
 		return nil, merchant{}, "", err
@@ -363,17 +335,17 @@ func setup(ctx context.Context, o options, p *pg, prefix string, workers bool, e
 			svcURL = u.String()
 		}
 	}
-	s, err := startService(ctx, svcURL, o, workers, env...)
+	s, err := startService(ctx, svcURL, o, env...)
 	if err != nil {
 		return nil, merchant{}, "", err
 	}
-	m, err := createMerchant(dbURL, "Bench Co")
+	m, err := createMerchant(o, dbURL, "Bench Co")
 	if err != nil {
 		s.stop()
 		return nil, merchant{}, "", err
 	}
 	for _, cur := range []string{"NGN", "GHS", "USDT"} {
-		if _, err := s.call("POST", "/sandbox/balances/fund", m.Secret, map[string]any{"currency": cur, "amount": 10_000_000_000}, nil); err != nil {
+		if err := s.fund(m.Secret, cur); err != nil {
 			s.stop()
 			return nil, merchant{}, "", err
 		}
@@ -383,6 +355,17 @@ func setup(ctx context.Context, o options, p *pg, prefix string, workers bool, e
 		return nil, merchant{}, "", err
 	}
 	return s, m, dbURL, nil
+}
+
+// fundAmount is what fund credits: at 100 NGN and its fee per withdrawal,
+// more than a phase of any length this harness runs can spend.
+const fundAmount = 10_000_000_000
+
+// fund credits the merchant of key with fundAmount of cur through the
+// sandbox route.
+func (s *service) fund(key, cur string) error {
+	_, err := s.call("POST", "/sandbox/balances/fund", key, map[string]any{"currency": cur, "amount": fundAmount}, nil)
+	return err
 }
 
 // bankCode is the first Nigerian bank code of the directory.

@@ -25,7 +25,7 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 		return err
 	}
 	defer proxy.close()
-	s, m, dbURL, err := setup(ctx, o, p, "lifecycle", true, "LOADTEST_PROXY="+proxy.addr())
+	s, m, dbURL, err := setup(ctx, o, p, "lifecycle", "LOADTEST_PROXY="+proxy.addr())
 	if err != nil {
 		return err
 	}
@@ -104,13 +104,25 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 // pending (each payout submitted and settled), every event fanned out, no
 // e-mail left to handle. It gives up after limit.
 func quiesce(ctx context.Context, db *sql.DB, limit time.Duration) error {
+	return waitFor(ctx, db, limit, `SELECT
+			(SELECT count(*) FROM transactions WHERE type = 'WITHDRAWAL' AND status = 'pending'),
+			(SELECT count(*) FROM events WHERE NOT fanned_out),
+			(SELECT count(*) FROM email_notifications WHERE status = 'pending')`)
+}
+
+// fannedOut waits until every event is fanned out: the work a commit wakes
+// at once, on a service whose workers do not poll.
+func fannedOut(ctx context.Context, db *sql.DB, limit time.Duration) error {
+	return waitFor(ctx, db, limit, `SELECT 0, (SELECT count(*) FROM events WHERE NOT fanned_out), 0`)
+}
+
+// waitFor polls q, which counts pending withdrawals, events not fanned out
+// and pending e-mails, until all three are zero, for at most limit.
+func waitFor(ctx context.Context, db *sql.DB, limit time.Duration, q string) error {
 	deadline := time.Now().Add(limit)
 	for {
 		var pending, unfanned, mails int
-		if err := db.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) FROM transactions WHERE type = $1 AND status = $2),
-			(SELECT count(*) FROM events WHERE NOT fanned_out),
-			(SELECT count(*) FROM email_notifications WHERE status = $3)`, "WITHDRAWAL", "pending", "pending").Scan(&pending, &unfanned, &mails); err != nil {
+		if err := db.QueryRowContext(ctx, q).Scan(&pending, &unfanned, &mails); err != nil {
 			return err
 		}
 		if pending == 0 && unfanned == 0 && mails == 0 {

@@ -25,7 +25,7 @@ import (
 func fanoutSuite(ctx context.Context, o options, p *pg) error {
 	fmt.Printf("\n== fanout: %d GraphQL subscriptions (graphql-transport-ws) on one instance, clients in a separate process (open files: %d)\n",
 		o.subscribers, noFileLimit())
-	s, m, _, err := setup(ctx, o, p, "fanout", true)
+	s, m, _, err := setup(ctx, o, p, "fanout")
 	if err != nil {
 		return err
 	}
