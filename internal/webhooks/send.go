@@ -3,9 +3,11 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
+	"merchantpay/internal/jsonx"
 	"merchantpay/internal/tracing"
 	"merchantpay/internal/webhook"
 )
@@ -130,4 +133,70 @@ func (d *Dispatcher) tracedSend(ctx context.Context, dl *ent.WebhookDelivery, ep
 		span.SetStatus(codes.Error, out.err)
 	}
 	return out
+}
+
+// Body is the webhook body of ev: {"id","event","created_at","data"}, data
+// being the stored payload byte for byte.
+func Body(ev *ent.Event) []byte {
+	str := func(s string) []byte { b, _ := json.Marshal(s); return b }
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.Write(str(ev.EventID))
+	b.WriteString(`,"event":`)
+	b.Write(str(ev.Type))
+	b.WriteString(`,"created_at":`)
+	b.Write(str(jsonx.Time(ev.CreatedAt)))
+	b.WriteString(`,"data":`)
+	b.Write(ev.Payload)
+	b.WriteString(`}`)
+	return b.Bytes()
+}
+
+// attempt makes one attempt of a claimed delivery and hands its outcome to
+// the recorders, without waiting for it to be recorded; finish runs once
+// the delivery is done with (recorded, abandoned or left to its lease).
+func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq, finish func()) {
+	dl, ep, ev := a.dl, a.ep, a.ev
+	recorded := false
+	defer func() {
+		if !recorded {
+			finish()
+		}
+	}()
+	switch {
+	case ep == nil || ep.DeletedAt != nil:
+		d.abandon(ctx, dl, "the endpoint was deleted")
+		return
+	case !ep.Enabled:
+		d.abandon(ctx, dl, "the endpoint is disabled")
+		return
+	case ev == nil:
+		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
+		return // the lease runs out and the attempt is made again
+	case dl.LeaseUntil != nil && d.clock.Now().Add(d.cfg.Timeout).After(*dl.LeaseUntil):
+		// It waited too long in the queue: the attempt could outlast the
+		// lease and run beside another instance's. The lease runs out and
+		// the attempt is made then.
+		return
+	}
+	out := d.tracedSend(ctx, dl, ep, ev)
+	if d.cfg.Observe != nil {
+		failure := ""
+		if out.status == 0 {
+			failure = out.err
+		}
+		d.cfg.Observe(out.status, failure, out.latency)
+	}
+	recorded = true
+	records <- recordReq{dl: dl, ep: ep, out: out, done: func(err error) {
+		if err != nil {
+			d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
+		}
+		finish()
+	}}
+}
+
+// clean makes text storable in a text column (valid UTF-8, no NUL).
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
