@@ -13,8 +13,8 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/store"
-	"merchantpay/internal/webhook"
 )
 
 // Defaults of DispatcherConfig.
@@ -39,7 +39,7 @@ const (
 type DispatcherConfig struct {
 	// Schedule is the retry schedule (WEBHOOK_RETRY_SCHEDULE).
 	Schedule []time.Duration
-	// Jitter moves each retry delay (webhook.NewJitter); nil for none.
+	// Jitter moves each retry delay (hookwire.NewJitter); nil for none.
 	Jitter func(time.Duration) time.Duration
 	// AllowPrivate is WEBHOOK_ALLOW_PRIVATE: deliveries (in either mode)
 	// may then go to loopback, private and other non-public addresses.
@@ -53,7 +53,7 @@ type DispatcherConfig struct {
 	// Lease is how long a claimed delivery stays this instance's; it must
 	// outlast Timeout. A crashed instance's deliveries are free after it.
 	Lease time.Duration
-	// Timeout bounds one attempt (CONTRACT 6: 10 s).
+	// Timeout bounds one attempt (10 s by default).
 	Timeout time.Duration
 	// Concurrency is the number of attempts in flight at once.
 	Concurrency int
@@ -118,7 +118,7 @@ func (d *Dispatcher) wakeForRetry(delay time.Duration) {
 // NewDispatcher returns a dispatcher; run it with Run.
 func NewDispatcher(db *store.DB, c clock.Clock, cfg DispatcherConfig) *Dispatcher {
 	if len(cfg.Schedule) == 0 {
-		cfg.Schedule, _ = webhook.ParseSchedule(webhook.DefaultSchedule)
+		cfg.Schedule, _ = hookwire.ParseSchedule(hookwire.DefaultSchedule)
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
@@ -137,7 +137,7 @@ func NewDispatcher(db *store.DB, c clock.Clock, cfg DispatcherConfig) *Dispatche
 	}
 	return &Dispatcher{
 		db: db, clock: c, cfg: cfg, owner: "dsp_" + uuid.NewString(),
-		client: newClient(webhook.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, HandshakeTimeout: cfg.Timeout},
+		client: newClient(hookwire.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, HandshakeTimeout: cfg.Timeout},
 			cfg.Timeout, cfg.Concurrency),
 		nudge: make(chan struct{}, 1),
 	}

@@ -10,9 +10,9 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/ent/webhookendpoint"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/jsonx"
 	"merchantpay/internal/store"
-	"merchantpay/internal/webhook"
 )
 
 // record stores the attempt and moves the delivery on: succeeded on 2xx;
@@ -97,7 +97,7 @@ func (d *Dispatcher) settlementOf(dl *ent.WebhookDelivery, out outcome, now time
 	default:
 		run := dl.RunAttempts + 1
 		s.runAttempts = &run
-		if delay, ok := webhook.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
+		if delay, ok := hookwire.NextAttempt(d.cfg.Schedule, run, d.cfg.Jitter); ok {
 			next := now.Add(delay)
 			s.next = &next
 			d.wakeForRetry(delay)

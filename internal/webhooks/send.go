@@ -15,9 +15,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/jsonx"
 	"merchantpay/internal/tracing"
-	"merchantpay/internal/webhook"
 )
 
 // outcome is what one attempt saw.
@@ -26,7 +26,7 @@ type outcome struct {
 	latency time.Duration
 	status  int // 0: no answer
 	// err is what the merchant reads about a failed attempt: "HTTP 503",
-	// or a class of webhook.ClassifyFailure when no answer came.
+	// or a class of hookwire.ClassifyFailure when no answer came.
 	err  string
 	body string
 }
@@ -39,7 +39,7 @@ func (o outcome) succeeded() bool { return o.status >= 200 && o.status < 300 }
 // attempt). As many idle connections per host are kept as attempts may run
 // at once: fewer, and a busy endpoint's connections are closed and dialled
 // again all the time.
-func newClient(dialer webhook.Dialer, timeout time.Duration, concurrency int) *http.Client {
+func newClient(dialer hookwire.Dialer, timeout time.Duration, concurrency int) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
@@ -66,7 +66,7 @@ func newClient(dialer webhook.Dialer, timeout time.Duration, concurrency int) *h
 func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
 	out := outcome{started: d.clock.Now()}
 	body := Body(ev)
-	signer, err := webhook.NewSigner(ep.Secret)
+	signer, err := hookwire.NewSigner(ep.Secret)
 	if err != nil {
 		out.err = "the endpoint secret is unusable"
 		d.cfg.Log.Error("webhook attempt: unusable secret", "delivery", dl.ID, "endpoint", ep.ID, "err", err)
@@ -89,7 +89,7 @@ func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.
 	res, err := d.client.Do(req)
 	if err != nil {
 		out.latency = time.Since(start)
-		out.err = webhook.ClassifyFailure(err)
+		out.err = hookwire.ClassifyFailure(err)
 		d.cfg.Log.Info("webhook attempt got no answer", "delivery", dl.ID, "endpoint", ep.ID,
 			"merchant", ep.MerchantID, "class", out.err, "err", err)
 		return out
