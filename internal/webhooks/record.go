@@ -11,8 +11,8 @@ import (
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/ent/webhookendpoint"
 	"merchantpay/internal/hookwire"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/store"
+	"merchantpay/present/jsonx"
 )
 
 // record stores the attempt and moves the delivery on: succeeded on 2xx;

@@ -16,8 +16,8 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/internal/hookwire"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/tracing"
+	"merchantpay/present/jsonx"
 )
 
 // outcome is what one attempt saw.
