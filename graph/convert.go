@@ -12,16 +12,16 @@ import (
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/page"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/transactions"
-	"merchantpay/internal/txview"
 	"merchantpay/internal/wallets"
 	"merchantpay/internal/webhooks"
+	"merchantpay/present/jsonx"
+	"merchantpay/present/txview"
 )
 
 // principal is the authenticated caller; the server refuses unauthenticated

@@ -21,9 +21,9 @@ import (
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
-	"merchantpay/internal/txview"
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
+	"merchantpay/present/txview"
 	"strings"
 )
 

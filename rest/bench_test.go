@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"merchantpay/ent"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 func benchTransaction() *ent.Transaction {

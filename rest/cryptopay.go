@@ -5,7 +5,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/cryptopay"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // decodeDeposit reads the body of POST /transactions/deposit; type errors go

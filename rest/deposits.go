@@ -5,7 +5,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/deposits"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // decodeBankTransfer reads the body of POST /sandbox/deposits/bank-transfer

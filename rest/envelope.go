@@ -11,8 +11,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/jsonx"
-	"merchantpay/internal/txview"
+	"merchantpay/present/jsonx"
+	"merchantpay/present/txview"
 )
 
 // Meta is the pagination block of list answers (CONTRACT 9).

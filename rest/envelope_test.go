@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // renderOK writes a transaction's envelope itself; it must be byte for byte

@@ -5,7 +5,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/swaps"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // decodeSwap reads the body of POST /transactions/swap {rate_reference,

@@ -6,7 +6,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/transactions"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/txview"
 	"merchantpay/internal/withdrawals"
+	"merchantpay/present/txview"
 )
 
 // decodeWithdraw reads the body of POST /transactions/withdraw (spec

@@ -22,8 +22,8 @@ import (
 	"merchantpay/internal/rails"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
-	"merchantpay/internal/txview"
 	"merchantpay/internal/withdrawals"
+	"merchantpay/present/txview"
 	"merchantpay/server/servertest"
 )
 

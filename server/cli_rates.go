@@ -13,8 +13,8 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/rates"
+	"merchantpay/present/jsonx"
 )
 
 const pairsUsage = `usage:

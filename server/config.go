@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tracing"
-	"merchantpay/internal/webhook"
 )
 
 // Config is read from environment variables (CONTRACT 11).
@@ -133,7 +133,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.HTTP.BodyMinRate = n
 		}
 	}
-	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
+	if _, err := hookwire.ParseSchedule(c.WebhookRetrySchedule); err != nil {
 		bad = append(bad, fmt.Sprintf("WEBHOOK_RETRY_SCHEDULE: %v", err))
 	}
 	if c.SMTPURL != "" {

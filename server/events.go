@@ -5,9 +5,9 @@ import (
 	"net"
 
 	"merchantpay/internal/broker"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
-	"merchantpay/internal/webhook"
 	"merchantpay/internal/webhooks"
 	"merchantpay/server/gqlws"
 )
@@ -18,7 +18,7 @@ import (
 // resolver looks webhook hosts up (nil: the system's).
 func (a *App) setupEvents(resolver *net.Resolver) error {
 	cfg := a.Config
-	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
+	schedule, err := hookwire.ParseSchedule(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func (a *App) setupEvents(resolver *net.Resolver) error {
 			return err
 		}
 	}
-	jitter := webhook.NewJitter(nil)
+	jitter := hookwire.NewJitter(nil)
 
 	a.Signal = broker.NewSignal(a.DB, cfg.DatabaseURL, a.Log)
 	a.Outbox.OnCommit(a.Signal.Committed)

@@ -14,8 +14,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"merchantpay/checkout"
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/checkout"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/rest"

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"merchantpay/ent/emailnotification"
+	"merchantpay/internal/hookwire/fakedns"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
-	"merchantpay/internal/webhook/fakedns"
 	"merchantpay/server/servertest"
 )
 

@@ -21,12 +21,12 @@ import (
 	"merchantpay/ent/event"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/mail"
 	"merchantpay/internal/mail/smtptest"
 	"merchantpay/internal/nodetest"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
-	"merchantpay/internal/webhook"
 	"merchantpay/internal/webhooks"
 	"merchantpay/server/servertest"
 )
@@ -140,11 +140,11 @@ func waitDelivery(t *testing.T, e *servertest.Env, tn tenant.Tenant, eventID, wh
 
 func verify(t *testing.T, e *servertest.Env, secret string, h hit) {
 	t.Helper()
-	s, err := webhook.NewSigner(secret)
+	s, err := hookwire.NewSigner(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Verify(h.header, h.body, e.Clock.Now(), webhook.DefaultTolerance); err != nil {
+	if err := s.Verify(h.header, h.body, e.Clock.Now(), hookwire.DefaultTolerance); err != nil {
 		t.Fatalf("signature does not verify: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestWebhookEndpointsREST(t *testing.T) {
 		if _, err := time.Parse("2006-01-02T15:04:05.000Z", fmt.Sprint(d["created_at"])); err != nil {
 			t.Fatalf("created_at %v: %v", d["created_at"], err)
 		}
-		if _, err := webhook.NewSigner(secret); err != nil {
+		if _, err := hookwire.NewSigner(secret); err != nil {
 			t.Fatalf("secret unusable: %v", err)
 		}
 		d2 := e.REST("POST", "/webhooks", m.TestSecret, map[string]any{

@@ -34,10 +34,10 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/event"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/ready"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/webhook"
 )
 
 // Defaults of Config.
@@ -215,8 +215,8 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 	if len(types) > 0 {
 		set = make(map[string]struct{}, len(types))
 		for i, typ := range types {
-			if !webhook.ValidEventName(typ) {
-				f.Add(fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(webhook.EventTypes, ", "))
+			if !hookwire.ValidEventName(typ) {
+				f.Add(fmt.Sprintf("types[%d]", i), "must be one of %s", strings.Join(hookwire.EventTypes, ", "))
 			}
 			set[typ] = struct{}{}
 		}

@@ -11,11 +11,11 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/events"
 	"merchantpay/internal/jobs"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/money"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/present/jsonx"
 )
 
 // RejectCancelled is the reject_reason of a checkout the payer cancelled.

@@ -22,7 +22,6 @@ import (
 	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
@@ -32,6 +31,7 @@ import (
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
+	"merchantpay/present/jsonx"
 )
 
 // Fixed values of a deposit transaction.

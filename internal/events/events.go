@@ -21,7 +21,7 @@ import (
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/tracing"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // Event types (CONTRACT 6).

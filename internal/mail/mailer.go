@@ -20,11 +20,11 @@ import (
 	"merchantpay/ent/merchant"
 	"merchantpay/ent/predicate"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/tracing"
-	"merchantpay/internal/webhook"
 )
 
 // E-mail states.
@@ -79,7 +79,7 @@ func (m *Mailer) Wake() {
 // New returns the mailer.
 func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 	if len(cfg.Schedule) == 0 {
-		cfg.Schedule, _ = webhook.ParseSchedule(webhook.DefaultSchedule)
+		cfg.Schedule, _ = hookwire.ParseSchedule(hookwire.DefaultSchedule)
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
@@ -301,7 +301,7 @@ func (m *Mailer) process(ctx context.Context, b *batchSender, e *ent.EmailNotifi
 			u.SetStatus(StatusSent).SetAttempts(attempts).SetSentAt(sentAt).ClearNextAttemptAt().ClearLastError()
 		}
 	}
-	delay, again := webhook.NextAttempt(m.cfg.Schedule, attempts, m.cfg.Jitter)
+	delay, again := hookwire.NextAttempt(m.cfg.Schedule, attempts, m.cfg.Jitter)
 	if again {
 		m.cfg.Log.Warn("e-mail not sent; will retry", "to", e.ToAddress, "event", e.EventID, "in", delay, "err", err)
 	} else {

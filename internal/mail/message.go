@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"merchantpay/ent"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/tenant"
+	"merchantpay/present/jsonx"
 )
 
 // Notifies reports whether an event of type typ gets an e-mail: the

@@ -16,7 +16,7 @@ import (
 	"merchantpay/internal/page"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 // Types and statuses a list may filter on.

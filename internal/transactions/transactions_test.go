@@ -14,7 +14,7 @@ import (
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 	"merchantpay/internal/transactions"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 )
 
 var (

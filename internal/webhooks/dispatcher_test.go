@@ -12,10 +12,10 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
 	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
-	"merchantpay/internal/webhook"
 	"merchantpay/internal/webhooks"
 )
 
@@ -33,7 +33,7 @@ func TestTwoDispatchersSendOnce(t *testing.T) {
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(2 * time.Millisecond)
 			mu.Lock()
-			hits[r.Header.Get(webhook.HeaderID)]++
+			hits[r.Header.Get(hookwire.HeaderID)]++
 			mu.Unlock()
 		}))
 		defer rcv.Close()
@@ -129,7 +129,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 		gate := make(chan struct{})
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
-			hits[r.Header.Get(webhook.HeaderID)]++
+			hits[r.Header.Get(hookwire.HeaderID)]++
 			mu.Unlock()
 			arrived <- struct{}{}
 			<-gate

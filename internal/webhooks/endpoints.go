@@ -1,8 +1,8 @@
 // Package webhooks manages merchants' webhook endpoints and carries outbox
-// events to them (CONTRACT 6): the dispatcher fans each event out into one
+// events to them: the dispatcher fans each event out into one
 // delivery per matching endpoint, then sends it signed, retrying on the
 // schedule, and records every attempt. Signing, the SSRF guard and the
-// retry arithmetic are internal/webhook's.
+// retry arithmetic are internal/hookwire's.
 package webhooks
 
 import (
@@ -19,10 +19,10 @@ import (
 	"merchantpay/ent/webhookendpoint"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/page"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/webhook"
 )
 
 // urlCheckTimeout bounds the DNS lookup of an endpoint's host name: the
@@ -65,16 +65,16 @@ type CreateInput struct {
 func Validate(in CreateInput, f *apperr.Fields) {
 	if in.URL == nil {
 		f.Add("url", "is required")
-	} else if err := webhook.CheckURL(context.Background(), *in.URL, true, nil); err != nil {
+	} else if err := hookwire.CheckURL(context.Background(), *in.URL, true, nil); err != nil {
 		// allowPrivate true: only the form is checked, nothing is looked up.
-		var ue *webhook.URLError
+		var ue *hookwire.URLError
 		if errors.As(err, &ue) {
 			f.Add("url", "%s", ue.Reason)
 		}
 	}
 	for i, name := range in.Events {
-		if !webhook.ValidEventName(name) {
-			f.Add(fmt.Sprintf("events[%d]", i), "must be one of %s", strings.Join(webhook.EventTypes, ", "))
+		if !hookwire.ValidEventName(name) {
+			f.Add(fmt.Sprintf("events[%d]", i), "must be one of %s", strings.Join(hookwire.EventTypes, ", "))
 		}
 	}
 }
@@ -92,7 +92,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpo
 	Validate(in, &f)
 	if f.Len() == 0 {
 		if err := s.checkURL(ctx, *in.URL); err != nil {
-			var ue *webhook.URLError
+			var ue *hookwire.URLError
 			if !errors.As(err, &ue) {
 				return nil, err
 			}
@@ -102,7 +102,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpo
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := hookwire.NewSecret()
 	if err != nil {
 		return nil, err
 	}
@@ -118,14 +118,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpo
 	return ep, store.Classify(err)
 }
 
-// checkURL checks where raw points (webhook.CheckURL), the lookup bounded by
+// checkURL checks where raw points (hookwire.CheckURL), the lookup bounded by
 // urlCheckTimeout.
 func (s *Service) checkURL(ctx context.Context, raw string) error {
 	ctx, cancel := context.WithTimeout(ctx, urlCheckTimeout)
 	defer cancel()
-	err := webhook.CheckURL(ctx, raw, s.allowPrivate, s.Resolver)
-	if err != nil && ctx.Err() != nil && !errors.As(err, new(*webhook.URLError)) {
-		return &webhook.URLError{Reason: "URL host could not be looked up just now; try again later", Err: err}
+	err := hookwire.CheckURL(ctx, raw, s.allowPrivate, s.Resolver)
+	if err != nil && ctx.Err() != nil && !errors.As(err, new(*hookwire.URLError)) {
+		return &hookwire.URLError{Reason: "URL host could not be looked up just now; try again later", Err: err}
 	}
 	return err
 }
@@ -199,7 +199,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // RollSecret gives an endpoint a new secret; the old one stops signing at
 // once (attempts already under way keep the one they started with).
 func (s *Service) RollSecret(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
-	secret, err := webhook.NewSecret()
+	secret, err := hookwire.NewSecret()
 	if err != nil {
 		return nil, err
 	}

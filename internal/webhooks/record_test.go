@@ -9,9 +9,9 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/webhookattempt"
 	"merchantpay/ent/webhookdelivery"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
-	"merchantpay/internal/webhook"
 )
 
 // Recording a batch moves each delivery on as its outcome says, and only a
@@ -112,7 +112,7 @@ func checkRecordBatch(t *testing.T, url string, way func(*Dispatcher) recordWay)
 		g.LeaseOwner != nil || g.LeaseUntil != nil || !g.UpdatedAt.Equal(now) {
 		t.Errorf("succeeded: %+v", g)
 	}
-	first, _ := webhook.NextAttempt(d.cfg.Schedule, 1, nil)
+	first, _ := hookwire.NextAttempt(d.cfg.Schedule, 1, nil)
 	if g := get(1); g.Status != StatusPending || g.Attempts != 1 || g.RunAttempts != 1 ||
 		!eqTime(g.NextAttemptAt, now.Add(first)) || g.CompletedAt != nil || !eqInt(g.LastStatusCode, 500) ||
 		!eqStr(g.LastError, "HTTP 500") || g.LeaseOwner != nil || g.LeaseUntil != nil || !g.UpdatedAt.Equal(now) {

@@ -3,9 +3,11 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,8 +15,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/tracing"
-	"merchantpay/internal/webhook"
+	"merchantpay/present/jsonx"
 )
 
 // outcome is what one attempt saw.
@@ -23,7 +26,7 @@ type outcome struct {
 	latency time.Duration
 	status  int // 0: no answer
 	// err is what the merchant reads about a failed attempt: "HTTP 503",
-	// or a class of webhook.ClassifyFailure when no answer came.
+	// or a class of hookwire.ClassifyFailure when no answer came.
 	err  string
 	body string
 }
@@ -36,7 +39,7 @@ func (o outcome) succeeded() bool { return o.status >= 200 && o.status < 300 }
 // attempt). As many idle connections per host are kept as attempts may run
 // at once: fewer, and a busy endpoint's connections are closed and dialled
 // again all the time.
-func newClient(dialer webhook.Dialer, timeout time.Duration, concurrency int) *http.Client {
+func newClient(dialer hookwire.Dialer, timeout time.Duration, concurrency int) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
@@ -63,7 +66,7 @@ func newClient(dialer webhook.Dialer, timeout time.Duration, concurrency int) *h
 func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, ev *ent.Event) outcome {
 	out := outcome{started: d.clock.Now()}
 	body := Body(ev)
-	signer, err := webhook.NewSigner(ep.Secret)
+	signer, err := hookwire.NewSigner(ep.Secret)
 	if err != nil {
 		out.err = "the endpoint secret is unusable"
 		d.cfg.Log.Error("webhook attempt: unusable secret", "delivery", dl.ID, "endpoint", ep.ID, "err", err)
@@ -86,7 +89,7 @@ func (d *Dispatcher) send(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.
 	res, err := d.client.Do(req)
 	if err != nil {
 		out.latency = time.Since(start)
-		out.err = webhook.ClassifyFailure(err)
+		out.err = hookwire.ClassifyFailure(err)
 		d.cfg.Log.Info("webhook attempt got no answer", "delivery", dl.ID, "endpoint", ep.ID,
 			"merchant", ep.MerchantID, "class", out.err, "err", err)
 		return out
@@ -130,4 +133,70 @@ func (d *Dispatcher) tracedSend(ctx context.Context, dl *ent.WebhookDelivery, ep
 		span.SetStatus(codes.Error, out.err)
 	}
 	return out
+}
+
+// Body is the webhook body of ev: {"id","event","created_at","data"}, data
+// being the stored payload byte for byte.
+func Body(ev *ent.Event) []byte {
+	str := func(s string) []byte { b, _ := json.Marshal(s); return b }
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.Write(str(ev.EventID))
+	b.WriteString(`,"event":`)
+	b.Write(str(ev.Type))
+	b.WriteString(`,"created_at":`)
+	b.Write(str(jsonx.Time(ev.CreatedAt)))
+	b.WriteString(`,"data":`)
+	b.Write(ev.Payload)
+	b.WriteString(`}`)
+	return b.Bytes()
+}
+
+// attempt makes one attempt of a claimed delivery and hands its outcome to
+// the recorders, without waiting for it to be recorded; finish runs once
+// the delivery is done with (recorded, abandoned or left to its lease).
+func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq, finish func()) {
+	dl, ep, ev := a.dl, a.ep, a.ev
+	recorded := false
+	defer func() {
+		if !recorded {
+			finish()
+		}
+	}()
+	switch {
+	case ep == nil || ep.DeletedAt != nil:
+		d.abandon(ctx, dl, "the endpoint was deleted")
+		return
+	case !ep.Enabled:
+		d.abandon(ctx, dl, "the endpoint is disabled")
+		return
+	case ev == nil:
+		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
+		return // the lease runs out and the attempt is made again
+	case dl.LeaseUntil != nil && d.clock.Now().Add(d.cfg.Timeout).After(*dl.LeaseUntil):
+		// It waited too long in the queue: the attempt could outlast the
+		// lease and run beside another instance's. The lease runs out and
+		// the attempt is made then.
+		return
+	}
+	out := d.tracedSend(ctx, dl, ep, ev)
+	if d.cfg.Observe != nil {
+		failure := ""
+		if out.status == 0 {
+			failure = out.err
+		}
+		d.cfg.Observe(out.status, failure, out.latency)
+	}
+	recorded = true
+	records <- recordReq{dl: dl, ep: ep, out: out, done: func(err error) {
+		if err != nil {
+			d.cfg.Log.Error("webhook delivery: recording attempt failed", "delivery", dl.ID, "err", err)
+		}
+		finish()
+	}}
+}
+
+// clean makes text storable in a text column (valid UTF-8, no NUL).
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }

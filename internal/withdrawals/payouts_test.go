@@ -14,7 +14,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/txview"
+	"merchantpay/present/txview"
 	"merchantpay/server/servertest"
 )
 

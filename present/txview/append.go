@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"merchantpay/internal/jsonx"
+	"merchantpay/present/jsonx"
 )
 
 // AppendJSON appends v as encoding/json writes it with HTML escaping off

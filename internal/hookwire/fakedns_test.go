@@ -1,4 +1,4 @@
-package webhook
+package hookwire
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"net"
 	"testing"
 
-	"merchantpay/internal/webhook/fakedns"
+	"merchantpay/internal/hookwire/fakedns"
 )
 
 // fakeResolver answers A and AAAA queries from records, in process, so the

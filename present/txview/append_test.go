@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"merchantpay/internal/jsonx"
+	"merchantpay/present/jsonx"
 )
 
 // tricky are strings encoding/json escapes or passes through in its own way.

@@ -1,6 +1,10 @@
 // Package txview renders a Transaction exactly as the spec lists it. REST
 // answers, webhook bodies and subscription events all use this one shape, so
-// a webhook's data equals what GET /transactions/{ref} shows.
+// a webhook's data equals what GET /transactions/{ref} shows. It is
+// presentation, so it lives outside internal/; it is not rest's either,
+// because the outbox (internal/events) stores it as every event's payload
+// and the transactions service reads rows straight into it, and neither may
+// import a transport.
 package txview
 
 import (
@@ -9,8 +13,8 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/transaction"
-	"merchantpay/internal/jsonx"
 	"merchantpay/internal/money"
+	"merchantpay/present/jsonx"
 )
 
 // Transaction is the spec's Transaction, field for field.
@@ -47,7 +51,7 @@ type Transaction struct {
 	RejectReason      *string    `json:"reject_reason"`
 	TraceID           *string    `json:"trace_id"`
 	PaymentProof      *string    `json:"payment_proof"`
-	// A deposit to an account carries both (CONTRACT 5); wallet_reference
+	// A deposit to an account carries both; wallet_reference
 	// is null for the merchant's own accounts, which belong to no wallet.
 	// Other transactions carry neither.
 	WalletReference  WalletRef `json:"wallet_reference,omitzero"`

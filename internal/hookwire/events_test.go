@@ -1,4 +1,4 @@
-package webhook
+package hookwire
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestEventTypes(t *testing.T) {
-	// The list in CONTRACT 6, in its order.
+	// Every event name, in the published order.
 	want := []string{
 		"deposit.pending", "deposit.success", "deposit.failed", "deposit.refunded",
 		"swap.pending", "swap.success", "swap.failed",

@@ -1,4 +1,4 @@
-package webhook
+package hookwire
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultSchedule is the retry schedule used when WEBHOOK_RETRY_SCHEDULE is
-// not set: the delays before the second, third, ... attempt (CONTRACT 6).
+// not set: the delays before the second, third, ... attempt.
 const DefaultSchedule = "5s,5m,30m,2h,5h,10h,10h"
 
 // JitterFraction is how far NewJitter moves a delay either way (±10%).

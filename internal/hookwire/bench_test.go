@@ -1,20 +1,20 @@
-package webhook_test
+package hookwire_test
 
 import (
 	"bytes"
 	"testing"
 	"time"
 
-	"merchantpay/internal/webhook"
+	"merchantpay/internal/hookwire"
 )
 
 // Signing one delivery: the body's HMAC and the three headers, per attempt.
 func BenchmarkSignerHeaders(b *testing.B) {
-	secret, err := webhook.NewSecret()
+	secret, err := hookwire.NewSecret()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := webhook.NewSigner(secret)
+	s, err := hookwire.NewSigner(secret)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func BenchmarkSignerHeaders(b *testing.B) {
 }
 
 func BenchmarkSignerVerify(b *testing.B) {
-	secret, _ := webhook.NewSecret()
-	s, _ := webhook.NewSigner(secret)
+	secret, _ := hookwire.NewSecret()
+	s, _ := hookwire.NewSigner(secret)
 	body := bytes.Repeat([]byte(`{"reference":"WTH-0b6f1f0e-6a43-4e0b-9a0e-6f1d2c3b4a59","amount":1000.5}`), 16)
 	ts := time.Unix(1_700_000_000, 0)
 	h := s.Headers("evt_1", ts, body)

@@ -1,5 +1,6 @@
 // Package jsonx renders the service's JSON primitives: exact decimal numbers
-// (never through float64) and timestamps in UTC with milliseconds.
+// (never through float64) and timestamps in UTC with milliseconds. REST,
+// GraphQL, webhook bodies, e-mails and the CLI print them alike.
 package jsonx
 
 import (

@@ -1,9 +1,10 @@
-// Package checkout serves the hosted crypto-pay checkout page of the sandbox
-// (CONTRACT 7): PUBLIC_BASE_URL/checkout/{prepayId}, server-rendered HTML
-// with no external assets and no JavaScript, its QR code PNG, and the Pay
-// and Cancel forms that complete the payment and send the payer to the
-// merchant's success_url or failure_url. It needs no API key: the prepay id,
-// 128 random bits, is the credential. The rules are internal/cryptopay's.
+// Package checkout serves the hosted crypto-pay checkout page of the sandbox,
+// a transport beside rest/ and graph/: PUBLIC_BASE_URL/checkout/{prepayId},
+// server-rendered HTML with no external assets and no JavaScript, its QR
+// code PNG, and the Pay and Cancel forms that complete the payment and send
+// the payer to the merchant's success_url or failure_url. It needs no API
+// key: the prepay id, 128 random bits, is the credential. The rules are
+// internal/cryptopay's.
 package checkout
 
 import (

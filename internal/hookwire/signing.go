@@ -1,4 +1,4 @@
-package webhook
+package hookwire
 
 import (
 	"crypto/hmac"
@@ -83,7 +83,7 @@ func NewSigner(secret string) (*Signer, error) {
 }
 
 // String hides the key from fmt and logs.
-func (s *Signer) String() string { return "webhook.Signer{key:redacted}" }
+func (s *Signer) String() string { return "hookwire.Signer{key:redacted}" }
 
 // GoString hides the key from %#v.
 func (s *Signer) GoString() string { return s.String() }

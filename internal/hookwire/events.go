@@ -1,6 +1,6 @@
-package webhook
+package hookwire
 
-// Event names (CONTRACT 6).
+// Event names, as webhooks, e-mails and subscriptions carry them.
 const (
 	EventDepositPending    = "deposit.pending"
 	EventDepositSuccess    = "deposit.success"

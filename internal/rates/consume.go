@@ -1,0 +1,82 @@
+package rates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"merchantpay/ent"
+	"merchantpay/ent/quote"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/store"
+	"merchantpay/internal/validate"
+)
+
+// Consume marks the quote reference used, exactly once, for a transaction of
+// transactionType (swap, deposit or withdrawal, any case); usedBy records the
+// consuming transaction's reference. It is one conditional UPDATE (used is
+// false, not expired, the type matches), so concurrent callers cannot both
+// win. Call it inside the consuming operation's transaction (it joins the one
+// in ctx): if that transaction rolls back, the quote stays unused.
+//
+// Errors: NOT_FOUND (field rate_reference) for an unknown quote or one of
+// another merchant or mode; RATE_TYPE_MISMATCH for another transaction type;
+// RATE_USED when already consumed; RATE_EXPIRED when expires_at has passed
+// (the message says to refresh it).
+func (s *Service) Consume(ctx context.Context, reference, transactionType, usedBy string) (*ent.Quote, error) {
+	if validate.Text(reference) != "" {
+		return nil, notFound(reference, "rate_reference") // no quote has such a reference
+	}
+	tt := strings.ToLower(transactionType)
+	var out *ent.Quote
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		now := s.clock.Now()
+		upd := c.Quote.Update().
+			Where(quote.ID(reference), quote.Used(false), quote.ExpiresAtGT(now), quote.TransactionType(tt)).
+			SetUsed(true).SetUpdatedAt(now)
+		if usedBy != "" {
+			upd.SetUsedBy(usedBy)
+		}
+		n, err := upd.Save(ctx)
+		if err != nil {
+			return err
+		}
+		q, err := c.Quote.Query().Where(quote.ID(reference)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return notFound(reference, "rate_reference")
+		}
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			out = q
+			return nil
+		}
+		switch {
+		case q.TransactionType != tt:
+			return apperr.New(apperr.RateTypeMismatch, "the rate %s was created for a %s, not a %s",
+				reference, strings.ToUpper(q.TransactionType), strings.ToUpper(tt))
+		case q.Used:
+			return used(reference)
+		case !q.ExpiresAt.After(now):
+			return apperr.New(apperr.RateExpired,
+				"the rate %s expired at %s; refresh it with POST /rates/refresh and try again",
+				reference, q.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+		}
+		return fmt.Errorf("rates: consume %s: no row updated for a usable quote", reference)
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return out, nil
+}
+
+func notFound(ref, field string) error {
+	return &apperr.Error{Kind: apperr.NotFound, Message: fmt.Sprintf("no rate with reference %q", ref),
+		Fields: []apperr.FieldError{{Field: field, Message: "no rate with this reference"}}}
+}
+
+func used(ref string) error {
+	return apperr.New(apperr.RateUsed, "the rate %s has already been used; create a new one", ref)
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/merchants"
+	"merchantpay/internal/obs"
+	"merchantpay/rest"
+	"merchantpay/server/gqlws"
+)
+
+// wsInit authenticates a WebSocket connection by its connection_init payload
+// unless the upgrade request's headers already did. Either way spends one
+// of the key's rate-limit tokens, or a client could authenticate sockets
+// without end where it may not send requests.
+func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (context.Context, error) {
+	if _, ok := merchants.PrincipalFrom(ctx); ok {
+		return ctx, nil
+	}
+	hdr := http.Header{}
+	for k, v := range payload {
+		if s, ok := v.(string); ok {
+			hdr.Set(k, s)
+		}
+	}
+	p, err := rest.Authenticate(ctx, h.app.Merchants, hdr)
+	if err == nil && p.Kind != merchants.Secret {
+		err = apperr.New(apperr.Forbidden, "subscriptions need a secret key")
+	}
+	if err != nil {
+		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
+	}
+	if err := h.allow(p); err != nil {
+		return ctx, &gqlws.CloseError{Code: gqlws.CodeTooManyRequests, Reason: "Too many requests: " + apperr.As(err).Message}
+	}
+	return withPrincipal(ctx, p), nil
+}
+
+// keyRolled closes a WebSocket connection whose API key no longer
+// authenticates (rolled): a rolled key is void at once, open connections
+// included.
+var keyRolled = &gqlws.CloseError{Code: gqlws.CodeUnauthorized, Reason: "Unauthorized: the API key was rolled or revoked"}
+
+// wsAuthorize checks, before each operation of a WebSocket connection,
+// that the key it was opened with still authenticates. A failed check
+// lets the operation run: its own statements meet the same database.
+func (h *gqlHandler) wsAuthorize(ctx context.Context) error {
+	p, ok := merchants.PrincipalFrom(ctx)
+	if !ok || p.KeyHash == "" {
+		return nil
+	}
+	live, err := h.app.Merchants.KeysLive(ctx, []string{p.KeyHash})
+	if err != nil {
+		obs.Log(ctx).Warn("checking a WebSocket connection's key failed", "err", err)
+		return nil
+	}
+	if !live[p.KeyHash] {
+		return keyRolled
+	}
+	return nil
+}
+
+// wsMutation is the WebSocket transport's Mutation hook: a mutation sent
+// over a connection runs as POST /graphql runs one (rate limit, one
+// database transaction, idempotency by its input's idempotencyKey, there
+// being no per-message headers), and its answer, replays included, is the
+// body POST /graphql would send. Queries and subscriptions stay with the
+// executor.
+func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() json.RawMessage, bool) {
+	params, perr := decodeParams(payload)
+	if perr != nil {
+		return nil, false // the executor answers malformed requests itself
+	}
+	key, mutation, err := inspect(params, "")
+	if !mutation {
+		return nil, false
+	}
+	run := func() ([]byte, error) {
+		if err != nil {
+			return nil, err
+		}
+		p, ok := merchants.PrincipalFrom(ctx)
+		if !ok {
+			return nil, apperr.New(apperr.Unauthorized, "the connection is not authenticated")
+		}
+		if err := h.allow(p); err != nil {
+			return nil, err
+		}
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/graphql", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, _, err := h.mutate(ctx, r, p, key, payload)
+		return resp.Body, err
+	}
+	return func() json.RawMessage {
+		body, err := run()
+		if err != nil {
+			body, _ = json.Marshal(failure(ctx, err))
+		}
+		return body
+	}, true
+}
+
+func originChecker(allowed []string) func(r *http.Request) bool {
+	return func(r *http.Request) bool {
+		if len(allowed) == 0 {
+			return true
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			return true // not a browser
+		}
+		for _, a := range allowed {
+			if a == "*" || strings.EqualFold(a, origin) {
+				return true
+			}
+		}
+		return false
+	}
+}
