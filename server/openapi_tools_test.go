@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"merchantpay/internal/nodetest"
 	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
 )
@@ -22,35 +22,7 @@ import (
 // The tests are skipped only where node or npm is missing.
 func openapiTools(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "testdata", "openapi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "merchantpay-openapi-npm.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	stamp := filepath.Join(dir, "node_modules", ".installed")
-	if li, err := os.Stat(filepath.Join(dir, "package-lock.json")); err == nil {
-		if st, err := os.Stat(stamp); err == nil && st.ModTime().After(li.ModTime()) {
-			return dir
-		}
-	}
-	run(t, dir, 5*time.Minute, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	if err := os.WriteFile(stamp, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return nodetest.Install(t, "openapi")
 }
 
 // run runs a command in dir and returns its stdout; it fails the test on a

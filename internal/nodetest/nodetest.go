@@ -15,17 +15,22 @@ import (
 	"time"
 )
 
-// Dir installs the packages (npm ci, once; safe across parallel test
-// processes) and returns the directory holding the scripts.
-func Dir(t testing.TB) string {
+// Dir installs the packages of testdata/node (npm ci, once; safe across
+// parallel test processes) and returns the directory holding the scripts.
+func Dir(t testing.TB) string { return Install(t, "node") }
+
+// Install installs the pinned packages of testdata/<folder> from its
+// package-lock.json, once per change of the lock, and returns the folder.
+// The test is skipped only where node or npm is missing.
+func Install(t testing.TB, folder string) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("node: %s is not installed", tool)
 		}
 	}
-	dir := filepath.Join(moduleRoot(t), "testdata", "node")
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "merchantpay-npm.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	dir := filepath.Join(moduleRoot(t), "testdata", folder)
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "merchantpay-npm-"+folder+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
