@@ -1,6 +1,6 @@
-// Package narration extracts the merchant reference that a payer writes into
-// a bank-transfer narration as !!REF!! (spec endpoint 2, "static_dynamic";
-// CONTRACT 5, "Deposits into fiat accounts").
+// Package narration extracts the merchant reference that a payer writes into a
+// bank-transfer narration as !!REF!!, which ties a deposit into a
+// static_dynamic account to that reference.
 package narration
 
 import (
@@ -15,7 +15,7 @@ const MaxLen = 100
 
 // Reference returns the reference written between "!!" and "!!" in a bank
 // transfer narration, as written, and ok = true; otherwise "" and false.
-// Callers compare references without regard to case (CONTRACT 3).
+// Callers compare references without regard to case.
 //
 // The rules:
 //
