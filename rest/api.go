@@ -1,5 +1,5 @@
 // Package rest is the REST compatibility API: one route table of the
-// documented paths (spec/merchant-api.md), the spec's JSON shapes and the
+// published paths (and our extensions), the published JSON shapes and the
 // envelope. Handlers decode exactly, collect every field error, and call the
 // same operations in internal/ that the GraphQL resolvers call.
 package rest

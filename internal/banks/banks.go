@@ -54,8 +54,8 @@ type NGBank struct {
 	Type    string `json:"type,omitempty"`
 }
 
-// NGBankPublic is the REST shape of a Nigerian list entry (spec "Bank (Nigeria
-// list entry)"): name, slug, code, country only.
+// NGBankPublic is the REST shape of a Nigerian list entry, as
+// GET /misc/banks?country=NG answers it: name, slug, code, country only.
 type NGBankPublic struct {
 	Name    string `json:"name"`
 	Slug    string `json:"slug"`

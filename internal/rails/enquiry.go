@@ -15,7 +15,7 @@ type ResolveInput struct {
 	Account *string
 }
 
-// Resolved is a resolved bank account (spec "Resolved bank account").
+// Resolved is a resolved bank account, the answer of a name enquiry.
 type Resolved struct {
 	BankName      string
 	BankCode      string

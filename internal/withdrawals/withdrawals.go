@@ -39,7 +39,7 @@ import (
 	"merchantpay/internal/validate"
 )
 
-// Fixed values of a withdrawal transaction (spec "Transaction").
+// Fixed values of a withdrawal transaction, the same on every one.
 const (
 	Type            = "WITHDRAWAL"
 	PaymentSlug     = "instant-bank-payout"
