@@ -80,7 +80,8 @@ func decodeInlineAccount(o object) *accounts.CreateInput {
 	return &in
 }
 
-// createAccount is spec endpoint 2: POST /wallets/{wallet_reference}.
+// createAccount is POST /wallets/{wallet_reference}: a fiat account on a
+// wallet.
 func (o *Ops) createAccount(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	body, err := parseBody(r.Body, &f)

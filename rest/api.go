@@ -1,5 +1,5 @@
 // Package rest is the REST compatibility API: one route table of the
-// documented paths (spec/merchant-api.md), the spec's JSON shapes and the
+// published paths (and our extensions), the published JSON shapes and the
 // envelope. Handlers decode exactly, collect every field error, and call the
 // same operations in internal/ that the GraphQL resolvers call.
 package rest
@@ -27,7 +27,8 @@ import (
 // Prefix is where every documented path starts.
 const Prefix = "/v1/merchant/public"
 
-// MaxBody is the largest request body (CONTRACT 9).
+// MaxBody is the largest request body, 1 MiB; a larger one is 413
+// PAYLOAD_TOO_LARGE.
 const MaxBody = 1 << 20
 
 // Authenticator finds the caller of a key.
@@ -238,11 +239,11 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// The routes a public key may call are meant for browsers (CONTRACT 1:
-// "safe to ship in a browser"), on the merchant's own site: they answer
-// any origin (CORS), and a browser's preflight of them is answered without
-// a key, which it never sends. Every other route needs a secret key, which
-// has no business in a browser: no CORS there, and OPTIONS stays 405.
+// The routes a public key may call are meant for browsers (a public key is
+// safe to ship in a page), on the merchant's own site: they answer any origin
+// (CORS), and a browser's preflight of them is answered without a key, which
+// it never sends. Every other route needs a secret key, which has no business
+// in a browser: no CORS there, and OPTIONS stays 405.
 
 // publicRoute reports whether path is a route a public key may call (a
 // GET).

@@ -30,7 +30,8 @@ func balanceView(b ledger.Balance) balanceJSON {
 }
 
 // listBalances is GET /balances: one entry per currency, in a fixed order,
-// paged like every REST list (CONTRACT 9; the default page holds them all).
+// paged like every REST list (limit at most 100, then cursor; the default page
+// holds them all).
 func (o *Ops) listBalances(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	p := pageParams(r, &f)

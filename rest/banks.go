@@ -16,7 +16,7 @@ type resolvedJSON struct {
 	AccountName   string `json:"account_name"`
 }
 
-// listBanks is spec endpoint 9: GET /misc/banks?country=NG|GH.
+// listBanks is GET /misc/banks?country=NG|GH.
 func (o *Ops) listBanks(_ context.Context, r *Request) (Result, error) {
 	switch country := r.HTTP.URL.Query().Get("country"); country {
 	case banks.CountryNG:
@@ -34,7 +34,7 @@ func (o *Ops) listBanks(_ context.Context, r *Request) (Result, error) {
 	}
 }
 
-// resolveBank is spec endpoint 10: POST /misc/banks/resolve.
+// resolveBank is POST /misc/banks/resolve: a Nigerian account's name enquiry.
 func (o *Ops) resolveBank(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	body, err := parseBody(r.Body, &f)

@@ -54,7 +54,7 @@ func TestListBanks(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Ada Stores")
 
-		// Public keys may list banks (CONTRACT 1).
+		// Public keys may list banks, one of the two routes open to them.
 		ng := e.REST("GET", "/misc/banks?country=NG", m.TestPublic, nil).Expect(200)
 		if ng.JSON["status"] != true || ng.JSON["statusCode"] != json.Number("200") {
 			t.Fatalf("envelope: %s", ng.Body[:200])

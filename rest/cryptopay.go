@@ -32,9 +32,9 @@ func decodeDeposit(body object) cryptopay.DepositInput {
 	return in
 }
 
-// startDeposit is spec endpoint 6: 200 with the crypto-pay links. A test
-// key (LIVE_MODE_ONLY) or a merchant not enrolled (NOT_ENROLLED) is refused
-// before the fields are looked at: no body would make it work.
+// startDeposit is POST /transactions/deposit: 200 with the crypto-pay links. A
+// test key (LIVE_MODE_ONLY) or a merchant not enrolled (NOT_ENROLLED) is
+// refused before the fields are looked at: no body would make it work.
 func (o *Ops) startDeposit(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	body, err := parseBody(r.Body, &f)
@@ -56,9 +56,9 @@ func (o *Ops) startDeposit(ctx context.Context, r *Request) (Result, error) {
 }
 
 // completeCryptoPay is the sandbox's POST /sandbox/deposits/crypto-pay/{prepayId}
-// {outcome} (CONTRACT 8): 200 with the resulting Transaction, success or
-// failed (a checkout past its expireTime fails as expired); 409
-// DUPLICATE_REFERENCE when it was already completed.
+// {outcome}: 200 with the resulting Transaction, success or failed (a
+// checkout past its expireTime fails as expired); 409 DUPLICATE_REFERENCE
+// when it was already completed.
 func (o *Ops) completeCryptoPay(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	body, err := parseBody(r.Body, &f)

@@ -31,8 +31,8 @@ func decodeBankTransfer(raw []byte) (deposits.Input, error) {
 	return in, nil
 }
 
-// simulateBankTransfer is the sandbox's incoming bank transfer (CONTRACT 8):
-// 200 with the resulting Transaction, accepted or refunded.
+// simulateBankTransfer is the sandbox's incoming bank transfer: 200 with the
+// resulting Transaction, accepted or refunded.
 func (o *Ops) simulateBankTransfer(ctx context.Context, r *Request) (Result, error) {
 	in, err := decodeBankTransfer(r.Body)
 	if err != nil {

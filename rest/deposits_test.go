@@ -22,8 +22,9 @@ import (
 	"merchantpay/server/servertest"
 )
 
-// The HTTP tests of deposits into fiat accounts (CONTRACT 5 and 8): every
-// scenario runs on both databases and ends with the ledger's invariants.
+// The HTTP tests of deposits into fiat accounts, made through the sandbox's
+// simulated bank transfer: every scenario runs on both databases and ends with
+// the ledger's invariants.
 
 const depPath = "/sandbox/deposits/bank-transfer"
 
@@ -141,8 +142,8 @@ func depCheck(t *testing.T, d map[string]any, w depWant) {
 		"from_merchant": w.merchant, "to_merchant": nil, "settlement_time": nil, "trace_id": nil, "payment_proof": nil,
 		"account_reference": w.account, "created_at": now, "updated_at": now,
 	}
-	// CONTRACT 5: a deposit carries both references; the merchant's own
-	// account (POST /accounts) belongs to no wallet.
+	// A deposit carries both references (wallet and account); the merchant's
+	// own account (POST /accounts) belongs to no wallet.
 	want["wallet_reference"] = nil
 	if w.wallet != "" {
 		want["wallet_reference"] = w.wallet

@@ -15,7 +15,8 @@ import (
 	"merchantpay/present/txview"
 )
 
-// Meta is the pagination block of list answers (CONTRACT 9).
+// Meta is the pagination block of list answers: next_cursor, passed back as
+// cursor, gets the next page.
 type Meta struct {
 	HasMore    bool    `json:"has_more"`
 	NextCursor *string `json:"next_cursor"`

@@ -27,8 +27,8 @@ func decodeSwap(raw []byte) (swaps.Input, error) {
 	return in, nil
 }
 
-// createSwap is POST /transactions/swap (extension, CONTRACT 5): 200 with
-// the pending SWAP transaction.
+// createSwap is POST /transactions/swap (our addition to the published REST
+// API): 200 with the pending SWAP transaction.
 func (o *Ops) createSwap(ctx context.Context, r *Request) (Result, error) {
 	in, err := decodeSwap(r.Body)
 	if err != nil {

@@ -11,7 +11,8 @@ import (
 	"merchantpay/internal/webhooks"
 )
 
-// Webhook endpoints, a REST extension (CONTRACT 6).
+// Webhook endpoints over REST, our addition to the published API: list,
+// create, delete, and roll an endpoint's secret.
 
 type webhookJSON struct {
 	ID        string   `json:"id"`

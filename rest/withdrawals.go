@@ -8,8 +8,8 @@ import (
 	"merchantpay/present/txview"
 )
 
-// decodeWithdraw reads the body of POST /transactions/withdraw (spec
-// endpoint 7): a BAD_REQUEST when it is not one JSON object; wrongly typed
+// decodeWithdraw reads the body of POST /transactions/withdraw: a
+// BAD_REQUEST when it is not one JSON object; wrongly typed
 // fields are recorded in f with their JSON paths.
 func decodeWithdraw(raw []byte, f *apperr.Fields) (withdrawals.Input, error) {
 	body, err := parseBody(raw, f)

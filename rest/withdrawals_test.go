@@ -27,9 +27,9 @@ import (
 	"merchantpay/server/servertest"
 )
 
-// The HTTP tests of withdrawals (spec endpoint 7, CONTRACT 5 "Withdrawals"
-// and 8): every scenario runs on both databases and ends with the ledger's
-// invariants.
+// The HTTP tests of withdrawals (POST /transactions/withdraw, paid out by the
+// sandbox rails): every scenario runs on both databases and ends with the
+// ledger's invariants.
 
 const wdPath = "/transactions/withdraw"
 

@@ -167,8 +167,8 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
 	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
-	// No deposit fee by default (CONTRACT 5); deposits.Config is where an
-	// operator setting would go.
+	// No deposit fee by default; deposits.Config is where an operator setting
+	// would go.
 	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{Simulations: opt.Simulations}); err != nil {
 		return nil, err
 	}

@@ -71,8 +71,8 @@ func TestBalancesEmpty(t *testing.T) {
 			t.Errorf("meta: %v", r.JSON["meta"])
 		}
 
-		// Paged like every REST list (CONTRACT 9): limit and cursor walk
-		// the currencies in order, each once; bad ones are refused.
+		// Paged like every REST list: limit and cursor walk the currencies in
+		// order, each once; bad ones are refused.
 		var seen []string
 		path := "/balances?limit=2"
 		for pages := 0; path != ""; pages++ {

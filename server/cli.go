@@ -201,8 +201,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 var errShutdown = errors.New("server: shutting down")
 
 // demoMerchant creates a merchant on an empty database and prints its keys
-// and what to try. Keys are shown once and stored only as hashes (CONTRACT
-// 1), so on later runs it says how to get new ones instead.
+// and what to try. Keys are shown once and stored only as hashes, so on
+// later runs it says how to get new ones instead.
 func (a *App) demoMerchant(ctx context.Context, cfg Config, stdout io.Writer) error {
 	n, err := a.Merchants.Count(ctx)
 	if err != nil {

@@ -17,7 +17,8 @@ import (
 	"merchantpay/internal/tracing"
 )
 
-// Config is read from environment variables (CONTRACT 11).
+// Config is read from environment variables; README.md's configuration table
+// lists each with its default.
 type Config struct {
 	ListenAddr           string
 	DatabaseURL          string

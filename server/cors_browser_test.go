@@ -11,10 +11,10 @@ import (
 	"merchantpay/server/servertest"
 )
 
-// TestPublicKeyFromBrowser calls the REST API from a merchant's own page
-// in headless Chromium (another origin): the routes a public key may call
-// answer it, errors included (CONTRACT 1, "safe to ship in a browser");
-// the browser refuses to show the page any other route's answer.
+// TestPublicKeyFromBrowser calls the REST API from a merchant's own page in
+// headless Chromium (another origin): the routes a public key may call answer
+// it, errors included (a public key is safe to ship in a page); the browser
+// refuses to show the page any other route's answer.
 func TestPublicKeyFromBrowser(t *testing.T) {
 	dir := browserDir(t)
 	e := servertest.New(t, testdb.SQLiteURL(t))

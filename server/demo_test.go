@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// make run's demo merchant: created on an empty database and its keys
-// printed that once; they are stored only as hashes (CONTRACT 1), so later
-// runs print no key and say how to roll new ones.
+// make run's demo merchant: created on an empty database and its keys printed
+// that once; they are stored only as hashes, so later runs print no key and
+// say how to roll new ones.
 func TestDemoMerchant(t *testing.T) {
 	dir := t.TempDir()
 	vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(dir, "svc.db"), "LOG_LEVEL": "error"}

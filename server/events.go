@@ -12,10 +12,10 @@ import (
 	"merchantpay/server/gqlws"
 )
 
-// setupEvents wires what carries outbox events out (CONTRACT 6): webhook
-// endpoints and the dispatcher, e-mail, and the subscription broker, all
-// woken after local commits and, on PostgreSQL, other instances' commits.
-// resolver looks webhook hosts up (nil: the system's).
+// setupEvents wires what carries outbox events out: webhook endpoints and the
+// dispatcher, e-mail, and the subscription broker, all woken after local
+// commits and, on PostgreSQL, other instances' commits. resolver looks webhook
+// hosts up (nil: the system's).
 func (a *App) setupEvents(resolver *net.Resolver) error {
 	cfg := a.Config
 	schedule, err := hookwire.ParseSchedule(cfg.WebhookRetrySchedule)

@@ -81,9 +81,9 @@ func TestChunkedBodyNeedsJSONType(t *testing.T) {
 	})
 }
 
-// POST /misc/banks/resolve changes nothing, yet takes an Idempotency-Key
-// as every POST does (CONTRACT 4): too long is VALIDATION_ERROR, a repeat
-// is replayed byte for byte, another body under the key is refused.
+// POST /misc/banks/resolve changes nothing, yet takes an Idempotency-Key as
+// every POST does: too long is VALIDATION_ERROR, a repeat is replayed byte for
+// byte, another body under the key is refused.
 func TestResolveTakesIdempotencyKey(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Acme")

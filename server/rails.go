@@ -8,8 +8,8 @@ import (
 	"merchantpay/internal/rails"
 )
 
-// newRails builds the rails that RAILS names (CONTRACT 8); only the sandbox
-// is built in, and LoadConfig refuses any other value.
+// newRails builds the rails that RAILS names; only the sandbox is built in,
+// and LoadConfig refuses any other value.
 func newRails(cfg Config, dir *banks.Directory, c clock.Clock) (rails.Rails, error) {
 	switch cfg.Rails {
 	case "sandbox":

@@ -136,11 +136,11 @@ func readClose(t *testing.T, c *websocket.Conn) int {
 	}
 }
 
-// Rolling a key voids it at once on connections already open with it
-// (CONTRACT 1): a subscription gets no event made after the roll and its
-// connection is closed with 4401; a connection that starts an operation
-// after the roll (a mutation above all) is closed with 4401 and the
-// operation does not run. Other keys' subscriptions go on.
+// Rolling a key voids it at once on connections already open with it: a
+// subscription gets no event made after the roll and its connection is closed
+// with 4401; a connection that starts an operation after the roll (a mutation
+// above all) is closed with 4401 and the operation does not run. Other keys'
+// subscriptions go on.
 func TestRolledKeyClosesOpenSockets(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Acme Pay")
@@ -241,9 +241,9 @@ func TestSubscriptionRules(t *testing.T) {
 	})
 }
 
-// The per-key rate limit (CONTRACT 9) applies to each query and
-// subscription of a WebSocket connection too: past it an operation is
-// answered RATE_LIMITED, and the connection stays open.
+// The per-key rate limit applies to each query and subscription of a WebSocket
+// connection too: past it an operation is answered RATE_LIMITED, and the
+// connection stays open.
 func TestWebSocketRateLimit(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Busy Socket")

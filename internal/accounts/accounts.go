@@ -1,7 +1,7 @@
-// Package accounts issues fiat virtual accounts (CONTRACT 5 "Fiat account",
-// spec endpoint 2): static, static_dynamic and dynamic accounts on a wallet,
-// the merchant's global static_dynamic account, and the look-ups that
-// deposits need.
+// Package accounts issues fiat virtual accounts, NGN only, each numbered with
+// a 10-digit NUBAN: static, static_dynamic and dynamic accounts on a wallet,
+// the merchant's global static_dynamic account, and the look-ups that deposits
+// need.
 package accounts
 
 import (
@@ -233,9 +233,9 @@ func (s *Service) CreateGlobal(ctx context.Context, in CreateInput, prefix strin
 }
 
 // CreateWallet creates a wallet and, when acc is not nil, its inline account
-// (CONTRACT 5 Wallet `account`) in one transaction. Every bad field of both
-// is reported at once, the account's as "account.<field>"; nothing is
-// created unless both are.
+// (the `account` object of a wallet request) in one transaction. Every bad
+// field of both is reported at once, the account's as "account.<field>";
+// nothing is created unless both are.
 func (s *Service) CreateWallet(ctx context.Context, win wallets.CreateInput, acc *CreateInput) (*ent.Wallet, *ent.FiatAccount, error) {
 	var f apperr.Fields
 	wallets.Validate(win, &f)

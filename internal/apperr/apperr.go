@@ -1,6 +1,6 @@
 // Package apperr holds the service's error kinds and the one table that maps
-// each kind to an HTTP status and a GraphQL extensions.code (CONTRACT 2).
-// Code matches on kinds, never on message text.
+// each kind to an HTTP status and a GraphQL extensions.code. Code matches on
+// kinds, never on message text.
 package apperr
 
 import (

@@ -1,11 +1,13 @@
 // Package banks holds the Nigerian and Ghanaian bank lists embedded in the
-// binary (CONTRACT 5 "Banks", spec "Bank (Nigeria list entry)" and "Bank (Ghana
-// list entry)") and the CBN NUBAN check-digit algorithm.
+// binary, in the shapes GET /misc/banks answers (a Nigerian bank is name,
+// slug, code and country; a Ghanaian one is id, code, name and its branches),
+// and the CBN NUBAN check-digit algorithm.
 //
-// The lists are compiled from public sources; see data/README.md in shared/.
-// Load parses and validates them; a Directory is immutable after Load and safe
-// for concurrent use. Every method that returns a bank or a slice returns a
-// copy, so callers cannot change the Directory.
+// The lists are compiled from public sources: the Nigerian one in the shape of
+// Paystack's bank list, the Ghanaian one in Flutterwave's bank and branch
+// shape. Load parses and validates them; a Directory is immutable after Load
+// and safe for concurrent use. Every method that returns a bank or a slice
+// returns a copy, so callers cannot change the Directory.
 package banks
 
 import (
@@ -52,8 +54,8 @@ type NGBank struct {
 	Type    string `json:"type,omitempty"`
 }
 
-// NGBankPublic is the REST shape of a Nigerian list entry (spec "Bank (Nigeria
-// list entry)"): name, slug, code, country only.
+// NGBankPublic is the REST shape of a Nigerian list entry, as
+// GET /misc/banks?country=NG answers it: name, slug, code, country only.
 type NGBankPublic struct {
 	Name    string `json:"name"`
 	Slug    string `json:"slug"`

@@ -79,8 +79,8 @@ type Config struct {
 	Log  *slog.Logger
 
 	// Keys, when set, checks a subscriber's credential before each event
-	// it is handed, so that a rolled API key gets nothing more (CONTRACT
-	// 1: rolling voids the old key at once, open connections included).
+	// it is handed, so that a rolled API key gets nothing more (rolling
+	// voids the old key at once, open connections included).
 	Keys KeyCheck
 }
 

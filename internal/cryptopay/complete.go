@@ -175,7 +175,7 @@ func (s *Service) finish(ctx context.Context, t *ent.Transaction, reason string,
 }
 
 // eventType is the event of t's current status: deposit.* for a direct
-// deposit, swap.* for a cross one (spec Events, CONTRACT 6).
+// deposit, swap.* for a cross one, the names integrations already expect.
 func eventType(t *ent.Transaction) string {
 	cross := t.ToAmount != nil
 	switch {

@@ -1,8 +1,9 @@
-// Package cryptopay is the crypto-pay deposit method (spec endpoint 6,
-// CONTRACT 7 and 8): a merchant's enrolment, the start of a deposit (direct,
-// or cross with a deposit quote), the hosted checkout's data and QR code, and
-// the lifecycle pending → success (ledger credit) or failed (cancelled, or
-// expired by a worker). Each step is one database transaction with its event.
+// Package cryptopay is the crypto-pay deposit method, started by
+// POST /transactions/deposit: a merchant's enrolment, the start of a deposit
+// (direct, or cross with a deposit quote), the hosted checkout's data and QR
+// code, and the lifecycle pending → success (ledger credit) or failed
+// (cancelled, or expired by a worker). Each step is one database transaction
+// with its event.
 //
 // Crypto-pay works in live mode only: every operation but the completion
 // refuses a test-mode caller with LIVE_MODE_ONLY, and a deposit needs an
@@ -75,7 +76,8 @@ const (
 	EnrolmentApproved = "APPROVED"
 )
 
-// Checkout lifetimes: expireTime is at most 60 minutes on (CONTRACT 7).
+// Checkout lifetimes: a checkout's expireTime is at most 60 minutes after its
+// start.
 const (
 	DefaultLifetime = 30 * time.Minute
 	MaxLifetime     = 60 * time.Minute

@@ -1,9 +1,9 @@
 // Package deposits books incoming bank transfers into fiat virtual accounts
-// (CONTRACT 5 "Deposits into fiat accounts", spec endpoint 2 "Making a
-// deposit to the account"): each transfer becomes one DEPOSIT transaction,
+// (static, static_dynamic tied to a !!REF!! in the narration, and dynamic,
+// bound by amount and expiry): each transfer becomes one DEPOSIT transaction,
 // accepted (the merchant's NGN balance is credited) or refunded (nothing is
-// credited, reject_reason says why), with its event in the outbox, all in
-// one database transaction.
+// credited, reject_reason says why), with its event in the outbox, all in one
+// database transaction.
 package deposits
 
 import (
@@ -402,12 +402,13 @@ func amountReason(criteria string, expected, paid int64, cur money.Currency) str
 const savepoint = "deposit_reference"
 
 // insertClaimingRef inserts an accepted deposit that claims d.ref. Merchant
-// references are unique per merchant and mode across all transactions
-// (CONTRACT 3): when d.ref is already taken, by an earlier deposit or a
-// withdrawal, the deposit is refunded instead. Paying the same reference
-// twice is most likely the payer's mistake, and tying the money to the wrong
-// order or silently dropping the reference would be worse. A refunded deposit
-// never claims a reference, so the payer may pay again under it.
+// references are unique per merchant and mode across all transactions,
+// compared without regard to case: when d.ref is already taken, by an earlier
+// deposit or a withdrawal, the deposit is refunded instead. Paying the same
+// reference twice is most likely the payer's mistake, and tying the money to
+// the wrong order or silently dropping the reference would be worse. A
+// refunded deposit never claims a reference, so the payer may pay again under
+// it.
 func (s *Service) insertClaimingRef(ctx context.Context, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
 	c := s.db.Client(ctx)
 	key := transactions.ReferenceKey(d.ref)

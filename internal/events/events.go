@@ -24,7 +24,8 @@ import (
 	"merchantpay/present/txview"
 )
 
-// Event types (CONTRACT 6).
+// Event types: the dotted names that webhooks, e-mails and subscriptions
+// carry.
 const (
 	DepositPending    = "deposit.pending"
 	DepositSuccess    = "deposit.success"

@@ -14,7 +14,7 @@ import (
 )
 
 // Standard Webhooks names and limits
-// (https://www.standardwebhooks.com, spec/standard-webhooks.md).
+// (https://www.standardwebhooks.com).
 const (
 	HeaderID        = "webhook-id"
 	HeaderTimestamp = "webhook-timestamp"

@@ -1,7 +1,7 @@
-// Package idem is the Idempotency-Key machinery (CONTRACT 4) shared by every
-// REST POST and GraphQL mutation. Do runs one request in one database
-// transaction; the first answer below 500 is stored in that same transaction
-// and replayed byte for byte to repeats.
+// Package idem is the Idempotency-Key machinery shared by every REST POST and
+// GraphQL mutation. Do runs one request in one database transaction; the first
+// answer below 500 is stored in that same transaction and replayed byte for
+// byte to repeats.
 package idem
 
 import (

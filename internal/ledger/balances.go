@@ -167,8 +167,9 @@ func (s *Service) balances(ctx context.Context, t tenant.Tenant, only money.Curr
 	return out, nil
 }
 
-// ValidateFund checks a sandbox funding request (CONTRACT 3) and records
-// every bad field in f; nil means absent (or already reported by a decoder).
+// ValidateFund checks a sandbox funding request (a supported currency and an
+// amount money.ValidateAmount accepts) and records every bad field in f; nil
+// means absent (or already reported by a decoder).
 func ValidateFund(currency *string, amount *decimal.Decimal, f *apperr.Fields) {
 	var cur money.Currency
 	known := false

@@ -1,6 +1,6 @@
 // Package merchants creates merchants, issues and rolls their API keys, and
-// authenticates requests by key (CONTRACT 1). Keys are stored only as SHA-256
-// hashes; the plain key is returned once.
+// authenticates requests by key; the key decides the merchant and the mode.
+// Keys are stored only as SHA-256 hashes; the plain key is returned once.
 package merchants
 
 import (
@@ -230,10 +230,10 @@ func (s *Service) Seen(key string) (Principal, bool) {
 // Forget drops what Seen knows of the key with this hash.
 func (s *Service) Forget(hash string) { s.seen.Delete(hash) }
 
-// KeysLive reports which of the key hashes still authenticate: the keys
-// exist and were not rolled. A WebSocket connection, authenticated once,
-// asks before each operation and each event it is sent, so that rolling a
-// key voids it at once there too (CONTRACT 1).
+// KeysLive reports which of the key hashes still authenticate: the keys exist
+// and were not rolled. A WebSocket connection, authenticated once, asks before
+// each operation and each event it is sent, so that rolling a key voids it at
+// once there too.
 func (s *Service) KeysLive(ctx context.Context, hashes []string) (map[string]bool, error) {
 	live := make(map[string]bool, len(hashes))
 	if len(hashes) == 0 {

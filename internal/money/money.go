@@ -1,9 +1,8 @@
 // Package money holds the service's currencies and the exact arithmetic on
-// amounts (CONTRACT 3). Amounts are stored as int64 minor units; decimals are
-// only ever parsed from exact text, never through float64, and every rounding
-// of the service goes through RoundQuo (Round is its decimal special case), so
-// there is one place that decides which way a value moves onto the minor-unit
-// grid.
+// amounts. Amounts are stored as int64 minor units; decimals are only ever
+// parsed from exact text, never through float64, and every rounding of the
+// service goes through RoundQuo (Round is its decimal special case), so there
+// is one place that decides which way a value moves onto the minor-unit grid.
 package money
 
 import (
@@ -29,8 +28,8 @@ const (
 )
 
 // MaxUnits is the largest amount, in whole units of any currency, that the
-// service accepts (CONTRACT 3). With at most 8 decimals, MaxUnits in minor
-// units is 10^18, which fits an int64 (max ≈ 9.2·10^18).
+// service accepts. With at most 8 decimals, MaxUnits in minor units is 10^18,
+// which fits an int64 (max ≈ 9.2·10^18).
 const MaxUnits = 10_000_000_000
 
 // All returns every supported currency, fiat first, in a stable order.
@@ -137,8 +136,9 @@ func Format(m int64, c Currency) string {
 	return out
 }
 
-// ValidateAmount checks an amount given by a client (CONTRACT 3) and returns
-// "" when it is acceptable, else a short human message for a field error.
+// ValidateAmount checks an amount given by a client (it must be > 0, at most
+// MaxUnits, with no more decimals than c allows) and returns "" when it is
+// acceptable, else a short human message for a field error.
 func ValidateAmount(d decimal.Decimal, c Currency) string {
 	dec := c.Decimals()
 	switch {

@@ -1,6 +1,6 @@
-// Package narration extracts the merchant reference that a payer writes into
-// a bank-transfer narration as !!REF!! (spec endpoint 2, "static_dynamic";
-// CONTRACT 5, "Deposits into fiat accounts").
+// Package narration extracts the merchant reference that a payer writes into a
+// bank-transfer narration as !!REF!!, which ties a deposit into a
+// static_dynamic account to that reference.
 package narration
 
 import (
@@ -15,7 +15,7 @@ const MaxLen = 100
 
 // Reference returns the reference written between "!!" and "!!" in a bank
 // transfer narration, as written, and ok = true; otherwise "" and false.
-// Callers compare references without regard to case (CONTRACT 3).
+// Callers compare references without regard to case.
 //
 // The rules:
 //
@@ -28,8 +28,8 @@ const MaxLen = 100
 //     Longer runs are delimiters too ("!!!REF!!!" gives "REF"), since '!'
 //     cannot belong to a reference; a single '!' is not a delimiter.
 //   - A marker is well formed when the whole piece is a merchant reference
-//     as a request's reference field takes it (validate.Reference; CONTRACT
-//     3 makes the two one namespace): 1 to MaxLen (100) bytes of A–Z, a–z,
+//     as a request's reference field takes it (validate.Reference; the two
+//     are one namespace of references): 1 to MaxLen (100) bytes of A–Z, a–z,
 //     0–9, '.', '_', ':', '@', '+' or '-', the first a letter or digit.
 //     Nothing is trimmed or cut: "!! REF !!", "!!RE F!!", "!!RÉF!!",
 //     "!!-REF!!" and a 101-byte piece are malformed and ignored, as are

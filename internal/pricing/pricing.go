@@ -1,6 +1,7 @@
-// Package pricing is the quote arithmetic of CONTRACT 5 ("Rates and quotes"):
-// pure functions from a mid price, a spread, a fee rule and one amount to a
-// quote. Nothing here reads configuration, the clock or the database.
+// Package pricing is the quote arithmetic (rate from mid and spread, gross,
+// fee and to_amount, or from_amount solved from a given to_amount): pure
+// functions from a mid price, a spread, a fee rule and one amount to a quote.
+// Nothing here reads configuration, the clock or the database.
 //
 // Every value that leaves this package is either an exact decimal (the rate)
 // or int64 minor units (the amounts). All intermediate arithmetic is exact:
@@ -42,7 +43,7 @@ var (
 )
 
 // Pair is a supported currency pair, written ASSET/FIAT. The more valuable
-// currency is the asset side, so USD is the asset in USD/NGN (CONTRACT 5).
+// currency is the asset side, so USD is the asset in USD/NGN.
 type Pair struct {
 	Asset money.Currency
 	Fiat  money.Currency

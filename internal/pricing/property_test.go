@@ -85,8 +85,9 @@ func toGrid(x *big.Rat, c money.Currency, up bool) *big.Int {
 	return q
 }
 
-// oracleForward is the exact CONTRACT 5 arithmetic: gross, net to_amount and
-// fee in to_currency units, before any rounding.
+// oracleForward is the exact quote arithmetic: gross = from × rate when
+// selling the asset, from ÷ rate when buying it; fee flat or gross × p/100;
+// to_amount = gross − fee; all in to_currency units, before any rounding.
 func oracleForward(side Side, rate *big.Rat, fee FeeSpec, from money.Currency, fromMinor int64) (gross, net, feeAmt *big.Rat) {
 	a := minorRat(fromMinor, from)
 	gross = new(big.Rat).Mul(a, rate)

@@ -8,14 +8,14 @@ import (
 	"merchantpay/internal/banks"
 )
 
-// ResolveInput is a name-enquiry request (spec endpoint 10), shared by REST
-// and GraphQL. Nil means absent (or of the wrong type, already reported).
+// ResolveInput is a name-enquiry request (POST /misc/banks/resolve), shared by
+// REST and GraphQL. Nil means absent (or of the wrong type, already reported).
 type ResolveInput struct {
 	Bank    *string
 	Account *string
 }
 
-// Resolved is a resolved bank account (spec "Resolved bank account").
+// Resolved is a resolved bank account, the answer of a name enquiry.
 type Resolved struct {
 	BankName      string
 	BankCode      string

@@ -1,7 +1,7 @@
-// Package rails is the service's one link to the bank rails (CONTRACT 8): it
-// issues account numbers for fiat accounts, resolves account names, and
-// carries payouts out. The built-in sandbox implementation (RAILS=sandbox,
-// the default) makes every flow runnable without a bank.
+// Package rails is the service's one link to the bank rails: it issues account
+// numbers for fiat accounts, resolves account names, and carries payouts out.
+// The built-in sandbox implementation (RAILS=sandbox, the default) makes every
+// flow runnable without a bank.
 package rails
 
 import (
@@ -15,10 +15,11 @@ import (
 // Rails is what operations and workers ask of the bank rails.
 //
 // No method may be called with the expectation of a network round trip inside
-// a database transaction (DESIGN, rule 2): IssueAccountNumber runs inside the
-// account-creation transaction, so a networked implementation must answer it
-// from numbers reserved ahead of time; ResolveAccount, SubmitPayout and
-// CheckPayout are called outside any transaction.
+// a database transaction (a transaction makes no network call, so a slow bank
+// cannot hold it open): IssueAccountNumber runs inside the account-creation
+// transaction, so a networked implementation must answer it from numbers
+// reserved ahead of time; ResolveAccount, SubmitPayout and CheckPayout are
+// called outside any transaction.
 type Rails interface {
 	// IssuingBank is the Nigerian bank at which fiat accounts are issued.
 	IssuingBank() banks.NGBank

@@ -14,14 +14,14 @@ import (
 )
 
 // DefaultIssuingBankCode is Wema Bank's CBN code, where the sandbox issues
-// accounts unless told otherwise (CONTRACT 5).
+// accounts unless told otherwise.
 const DefaultIssuingBankCode = "035"
 
 // DefaultPayoutDelay is how long a sandbox payout stays pending.
 const DefaultPayoutDelay = 3 * time.Second
 
 // UnresolvableAccount is the account number for which the sandbox's name
-// enquiry fails and to which its payouts fail (CONTRACT 8).
+// enquiry fails and to which its payouts fail.
 const UnresolvableAccount = "0000000000"
 
 // SandboxOptions configure the sandbox rails; zero values take the defaults.

@@ -292,11 +292,11 @@ func Classify(err error) error {
 	return err
 }
 
-// Unreachable reports whether err says the database cannot be reached or
-// will not serve (CONTRACT 2: 503 UNAVAILABLE), as opposed to refusing a
-// statement: a connection refused, reset, closed mid-answer or timed out;
-// the server shutting down or not accepting connections; too many
-// connections or no resources left.
+// Unreachable reports whether err says the database cannot be reached or will
+// not serve (answered 503 UNAVAILABLE), as opposed to refusing a statement: a
+// connection refused, reset, closed mid-answer or timed out; the server
+// shutting down or not accepting connections; too many connections or no
+// resources left.
 func Unreachable(err error) bool {
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {

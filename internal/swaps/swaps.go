@@ -1,8 +1,8 @@
 // Package swaps converts a merchant's balance from one currency to another
-// with a swap quote (CONTRACT 5, extension POST /transactions/swap). A swap
-// takes from_amount off the merchant's available balance at once and shows
-// to_amount as pending in to_currency; after the settlement delay
-// (SWAP_SETTLEMENT_DELAY) a worker moves it to available and the swap
+// with a swap quote (POST /transactions/swap, our addition to the published
+// REST API). A swap takes from_amount off the merchant's available balance at
+// once and shows to_amount as pending in to_currency; after the settlement
+// delay (SWAP_SETTLEMENT_DELAY) a worker moves it to available and the swap
 // becomes success. Each step is one database transaction with its ledger
 // posting and its event (swap.pending, swap.success).
 //
@@ -59,7 +59,7 @@ const (
 	StatusSuccess = "success"
 )
 
-// DefaultSettlementDelay is SWAP_SETTLEMENT_DELAY's default (CONTRACT 5).
+// DefaultSettlementDelay is SWAP_SETTLEMENT_DELAY's default.
 const DefaultSettlementDelay = 30 * time.Minute
 
 // maxRateReference bounds rate_reference; quote references are UUIDs.
@@ -180,10 +180,9 @@ func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) 
 	return out, nil
 }
 
-// insert writes the pending swap for quote q. Amounts follow CONTRACT 5:
-// amount and to_amount are the quote's to_amount, fee its fee (both in
-// to_currency), and, as for a cross withdrawal, amount_charged = amount + fee
-// and amount_settled = amount.
+// insert writes the pending swap for quote q. Amounts: amount and to_amount
+// are the quote's to_amount, fee its fee (both in to_currency), and, as for a
+// cross withdrawal, amount_charged = amount + fee and amount_settled = amount.
 func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string, ref, merchantName string) (*ent.Transaction, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {

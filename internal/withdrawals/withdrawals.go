@@ -1,7 +1,7 @@
-// Package withdrawals is money out (CONTRACT 5 "Withdrawals", spec endpoint
-// 7): accepting a withdrawal to a Nigerian or Ghanaian bank account, direct
-// or cross-currency, and the payout worker that carries it through the rails
-// to success or failure.
+// Package withdrawals is money out (POST /transactions/withdraw): accepting a
+// withdrawal to a Nigerian or Ghanaian bank account, direct or cross-currency,
+// and the payout worker that carries it through the rails to success or
+// failure.
 //
 // Accepting is one database transaction: the quote's consumption (cross),
 // the pending WITHDRAWAL row, its withdrawal.pending event and, last, the
@@ -39,7 +39,7 @@ import (
 	"merchantpay/internal/validate"
 )
 
-// Fixed values of a withdrawal transaction (spec "Transaction").
+// Fixed values of a withdrawal transaction, the same on every one.
 const (
 	Type            = "WITHDRAWAL"
 	PaymentSlug     = "instant-bank-payout"
@@ -396,7 +396,7 @@ func (s *Service) direct(in Input) (terms, error) {
 }
 
 // crossTerms prices a cross withdrawal from its quote: the quote's fee is its
-// only fee, whoever fee_bearer names (CONTRACT 5).
+// only fee, whoever fee_bearer names.
 func crossTerms(q *ent.Quote) terms {
 	return terms{cur: money.Currency(q.ToCurrency), amount: q.ToAmount, fee: q.Fee,
 		charged: q.ToAmount + q.Fee, settled: q.ToAmount,
