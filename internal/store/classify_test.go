@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/store"
+	"merchantpay/internal/testdb"
 )
 
 // A database that cannot be reached or will not serve is UNAVAILABLE
@@ -47,4 +49,26 @@ func TestClassifyUnavailable(t *testing.T) {
 			t.Errorf("%s: classified UNAVAILABLE", name)
 		}
 	}
+}
+
+// A unique index's refusal is told by its code on both databases, not by
+// its text; another constraint's is not a unique violation.
+func TestIsUniqueViolationByCode(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		db := testdb.Open(t, u)
+		ctx := context.Background()
+		for _, q := range []string{"CREATE TABLE uv (a TEXT UNIQUE, b TEXT NOT NULL)", "INSERT INTO uv VALUES ('x', 'y')"} {
+			if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := db.SQL().ExecContext(ctx, "INSERT INTO uv VALUES ('x', 'y')")
+		if !store.IsUniqueViolation(err) {
+			t.Errorf("a duplicate key: %v is not a unique violation", err)
+		}
+		_, err = db.SQL().ExecContext(ctx, "INSERT INTO uv VALUES ('z', NULL)")
+		if err == nil || store.IsUniqueViolation(err) {
+			t.Errorf("a NULL in a NOT NULL column: %v taken for a unique violation", err)
+		}
+	})
 }

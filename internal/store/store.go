@@ -22,7 +22,8 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/lib/pq"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"merchantpay/ent"
 	_ "merchantpay/ent/runtime" // tenant hooks and interceptors
@@ -244,8 +245,14 @@ func IsUniqueViolation(err error) bool {
 	if errors.As(err, &pqErr) {
 		return pqErr.Code == "23505"
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "constraint failed: UNIQUE")
+	// SQLite answers with extended result codes: a unique index's and a
+	// primary key's refusals are their own.
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		c := liteErr.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
 }
 
 // IsOutOfRange reports whether err is PostgreSQL refusing a value its
