@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -19,19 +18,15 @@ import (
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
-	"merchantpay/internal/narration"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/transactions"
-	"merchantpay/internal/validate"
-	"merchantpay/present/jsonx"
 )
 
 // Fixed values of a deposit transaction.
@@ -67,86 +62,6 @@ const (
 
 // Currency is the currency of fiat accounts, hence of their deposits.
 const Currency = accounts.Currency
-
-// Transfer is one incoming bank transfer as the rails report it. Empty
-// strings mean absent.
-type Transfer struct {
-	AccountNumber string
-	Amount        decimal.Decimal
-	Narration     string
-	SenderName    string
-	SenderBank    string
-}
-
-// Input is the sandbox's simulated transfer request, shared by REST and
-// GraphQL. Nil means absent or null (or of the wrong type, already reported
-// by the decoder).
-type Input struct {
-	AccountNumber *string
-	Amount        *decimal.Decimal
-	Narration     *string
-	SenderName    *string
-	SenderBank    *string
-}
-
-// Validate collects every bad field of a simulated transfer.
-func Validate(in Input, f *apperr.Fields) {
-	if in.AccountNumber == nil {
-		f.Add("account_number", "is required: the 10-digit number of a fiat account")
-	} else if !banks.IsAccountNumber(*in.AccountNumber) {
-		f.Add("account_number", "must be a 10-digit account number")
-	}
-	if in.Amount == nil {
-		f.Add("amount", "is required")
-	} else if msg := money.ValidateAmount(*in.Amount, Currency); msg != "" {
-		f.Add("amount", "%s", msg)
-	}
-	text(f, "narration", in.Narration, MaxNarration)
-	text(f, "sender_name", in.SenderName, MaxSenderName)
-	text(f, "sender_bank", in.SenderBank, MaxSenderBank)
-}
-
-// Transfer turns a validated Input into a Transfer.
-func (in Input) Transfer() Transfer {
-	var t Transfer
-	if in.AccountNumber != nil {
-		t.AccountNumber = *in.AccountNumber
-	}
-	if in.Amount != nil {
-		t.Amount = *in.Amount
-	}
-	deref := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	t.Narration, t.SenderName, t.SenderBank = deref(in.Narration), deref(in.SenderName), deref(in.SenderBank)
-	return t
-}
-
-func (t Transfer) input() Input {
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	return Input{AccountNumber: &t.AccountNumber, Amount: &t.Amount,
-		Narration: opt(t.Narration), SenderName: opt(t.SenderName), SenderBank: opt(t.SenderBank)}
-}
-
-// text checks an optional free-text field: valid UTF-8 without NUL (which
-// PostgreSQL cannot store), at most max characters.
-func text(f *apperr.Fields, field string, v *string, max int) {
-	switch {
-	case v == nil:
-	case validate.Text(*v) != "":
-		f.Add(field, "%s", validate.Text(*v))
-	case utf8.RuneCountInString(*v) > max:
-		f.Add(field, "must be at most %d characters", max)
-	}
-}
 
 // Fee is the operator's deposit fee: Flat NGN per deposit plus Percent of
 // the amount (1.5 means 1.5%), rounded down to the kobo. The zero value
@@ -276,13 +191,6 @@ func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, e
 	return out, nil
 }
 
-// decision is what happens to a deposit.
-type decision struct {
-	refund string // reject_reason; empty means accepted
-	fee    int64
-	ref    string // the narration's merchant reference (static_dynamic)
-}
-
 // book decides and records a deposit into acc; ctx acts for acc's tenant and
 // carries the transaction.
 func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64) (*ent.Transaction, error) {
@@ -323,77 +231,6 @@ func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, a
 		}
 	}
 	return t, nil
-}
-
-// decide applies the account kind's rules. Closing a dynamic account is part
-// of the decision: it is a conditional update, so of two deposits racing for
-// one account exactly one closes it and the other is refunded.
-func (s *Service) decide(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64, now time.Time) (decision, error) {
-	var d decision
-	fee, err := s.cfg.Fee.On(amount)
-	if err != nil {
-		return d, err
-	}
-	d.fee = fee
-	cur := money.Currency(acc.Currency)
-	switch {
-	case acc.AccountType == accounts.Dynamic && acc.Status != accounts.StatusActive:
-		d.refund = alreadyUsed(acc)
-		return d, nil
-	case acc.Status != accounts.StatusActive:
-		d.refund = fmt.Sprintf("account %s is closed", acc.AccountNumber)
-		return d, nil
-	case accounts.Expired(acc, now):
-		d.refund = fmt.Sprintf("the dynamic account %s expired at %s", acc.AccountNumber,
-			jsonx.Time(*acc.ExpiresAt))
-		return d, nil
-	}
-	if acc.AccountType == accounts.Dynamic && acc.Amount != nil && acc.RejectAmountCriteria != nil {
-		if msg := amountReason(*acc.RejectAmountCriteria, *acc.Amount, amount, cur); msg != "" {
-			d.refund = msg
-			return d, nil
-		}
-	}
-	if fee >= amount {
-		d.refund = fmt.Sprintf("the amount %s %s does not cover the deposit fee of %s %s",
-			money.Format(amount, cur), cur, money.Format(fee, cur), cur)
-		return d, nil
-	}
-	switch acc.AccountType {
-	case accounts.Dynamic:
-		closed, err := s.accounts.Close(ctx, acc)
-		if err != nil {
-			return d, err
-		}
-		if !closed {
-			d.refund = alreadyUsed(acc)
-		}
-	case accounts.StaticDynamic:
-		// No marker, a malformed one or several different ones: accepted
-		// without a merchant reference.
-		if ref, ok := narration.Reference(tr.Narration); ok {
-			d.ref = ref
-		}
-	}
-	return d, nil
-}
-
-func alreadyUsed(acc *ent.FiatAccount) string {
-	return fmt.Sprintf("the dynamic account %s was already used by an earlier deposit", acc.AccountNumber)
-}
-
-// amountReason says why paid breaks the criteria, or "" when it does not.
-func amountReason(criteria string, expected, paid int64, cur money.Currency) string {
-	if !accounts.AmountRejected(criteria, expected, paid) {
-		return ""
-	}
-	// A rejected amount differs from the expected one.
-	how := "is less than"
-	if paid > expected {
-		how = "is greater than"
-	}
-	return fmt.Sprintf("the amount %s %s %s the expected %s %s (reject_amount_criteria %s)",
-		money.Format(paid, cur), cur, how, money.Format(expected, cur), cur, criteria)
 }
 
 // savepoint lets the insert that claims a merchant reference fail on the
