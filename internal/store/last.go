@@ -21,7 +21,7 @@ type lastKey struct{}
 
 type lastList struct {
 	tx       *ent.Tx
-	fns      []func() error
+	fns      []func(run context.Context) error
 	preludes []Stmt
 }
 
@@ -38,11 +38,24 @@ func WithLast(ctx context.Context) context.Context {
 // effect before the commit: Withdraw's debit is.
 func Last(ctx context.Context, fn func(ctx context.Context) error) error {
 	if l, ok := ctx.Value(lastKey{}).(*lastList); ok && l.tx != nil && l.tx == ent.TxFromContext(ctx) {
-		l.fns = append(l.fns, func() error { return fn(ctx) })
+		l.fns = append(l.fns, func(run context.Context) error { return fn(valuesOf{Context: run, values: ctx}) })
 		return nil
 	}
 	return fn(ctx)
 }
+
+// valuesOf is the context a put-off statement runs in: the values (tenant,
+// transaction, logger) of the context it was put off in, and the deadline
+// and cancellation of the one RunLast is called with. The caller that put
+// it off has returned by then, and may have ended its own context (a
+// GraphQL operation's time budget does): the statement belongs to the
+// commit, which the transaction's owner bounds.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesOf) Value(key any) any { return v.values.Value(key) }
 
 // RunLast runs, in order, what Last put off in ctx's transaction (marked
 // by WithLast), then the preludes none of it carried, stopping at the
@@ -55,7 +68,7 @@ func RunLast(ctx context.Context) error {
 	fns := l.fns
 	l.fns = nil
 	for _, fn := range fns {
-		if err := fn(); err != nil {
+		if err := fn(ctx); err != nil {
 			return err
 		}
 	}
