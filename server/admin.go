@@ -22,7 +22,7 @@ func (a *App) AdminHandler() http.Handler {
 		// Scrapes are few; one at a time keeps a stuck database from
 		// piling them up.
 		MaxRequestsInFlight: 2,
-		Timeout:             10e9,
+		Timeout:             10 * time.Second,
 	}))
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
