@@ -102,6 +102,11 @@ type PayoutResult struct {
 	// Reason says why the payout failed (PayoutFailed only); safe to show
 	// as reject_reason.
 	Reason string
+	// ProviderAmount is what a real provider says the payout is, in minor
+	// units of the payout's currency (0 when it does not say; the sandbox
+	// never does). A payout whose provider amount differs from ours by any
+	// minor unit is not settled.
+	ProviderAmount int64
 }
 
 // PayoutQuery identifies a submitted payout for CheckPayout. Real rails need
