@@ -24,7 +24,7 @@ const hashedPrefix = "ref_"
 //   - our reference in lower case, when that alone follows Paystack's rules
 //     and does not start with "ref_": the service's "WTH-<uuid>" becomes
 //     "wth-<uuid>" (40 characters), readable in Paystack's dashboard;
-//   - otherwise "ref_", up to 14 characters of it (lower case, any other
+//   - otherwise "ref_", up to 13 characters of it (lower case, any other
 //     character as '-'), '_' and the first 32 hex digits of its SHA-256:
 //     between 37 and 50 characters.
 //
@@ -39,7 +39,7 @@ func ProviderReference(ourRef string) string {
 	var b strings.Builder
 	b.WriteString(hashedPrefix)
 	for _, r := range lower {
-		if b.Len() >= len(hashedPrefix)+14 {
+		if b.Len() >= len(hashedPrefix)+13 {
 			break
 		}
 		if r > 0x7f || !validReferenceChar(byte(r)) {
