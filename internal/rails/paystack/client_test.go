@@ -104,4 +104,20 @@ func TestWrongKeyIsNotAFailedPayout(t *testing.T) {
 	if errors.Is(err, rails.ErrNoRecord) {
 		t.Fatalf("a refused key reads as no record: %v", err)
 	}
+	// A key refused after the look-up (by the recipient call) is no
+	// failed payout either.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/transfer/verify/") {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"status":false,"message":"Invalid key"}`))
+	}))
+	defer srv.Close()
+	res, err = newClient(t, srv.URL).SubmitPayout(context.Background(), payout(ourRef))
+	if err == nil || res.Status == rails.PayoutFailed {
+		t.Fatalf("SubmitPayout refused at the recipient: %+v, %v", res, err)
+	}
 }

@@ -152,7 +152,7 @@ func TestOtherEventsHaveNoPayload(t *testing.T) {
 	c, _ := paystack.New(rails.ProviderConfig{}, vectorKey)
 	for body, key := range map[string]string{
 		`{"event":"charge.success","data":{"id":77,"reference":"T123","amount":5000,"currency":"NGN","status":"success","channel":"card","authorization":{"channel":"card"}}}`: "charge.success:T123",
-		`{"event":"dedicatedaccount.assign.success","data":{"customer":{"customer_code":"CUS_x"}}}`:                                                                           "dedicatedaccount.assign.success:",
+		`{"event":"dedicatedaccount.assign.success","data":{"customer":{"customer_code":"CUS_x"}}}`:                                                                            "dedicatedaccount.assign.success:",
 		`{"event":"transfer.otp","data":{"id":91}}`: "transfer.otp:91",
 	} {
 		ns, err := c.Notices([]byte(body))

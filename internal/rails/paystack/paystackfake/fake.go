@@ -43,6 +43,8 @@ const (
 	Reset
 	// Garbage answers 200 with a body that is not JSON.
 	Garbage
+	// RateLimited answers 429 with Paystack's rate_limited error.
+	RateLimited
 )
 
 // Request is one request the fake received.
@@ -169,6 +171,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		panic(http.ErrAbortHandler)
+	case RateLimited:
+		writeError(w, http.StatusTooManyRequests, "api_error", "rate_limited", "Rate limit exceeded!")
 	case Garbage:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusOK)
