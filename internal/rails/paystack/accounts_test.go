@@ -77,7 +77,7 @@ func TestCreateVirtualAccount(t *testing.T) {
 
 func TestCreateVirtualAccountAgainFindsTheSameAccount(t *testing.T) {
 	f := newFake(t)
-	c := newClientTimeout(t, f.URL(), 300*time.Millisecond)
+	c := newClientTimeout(t, f.URL(), time.Second)
 	ctx := context.Background()
 	f.FailNext(http.MethodPost, "/dedicated_account", paystackfake.Timeout, true)
 	if _, err := c.CreateVirtualAccount(ctx, vaRequest("acct-ref-0002")); !errors.Is(err, rails.ErrOutcomeUnknown) {

@@ -63,14 +63,14 @@ func TestNoSecretInErrors(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	c := newClientTimeout(t, echo.URL, 300*time.Millisecond)
+	c := newClientTimeout(t, echo.URL, time.Second)
 	note(c.SubmitPayout(ctx, payout(ourRef)))
 	_, err := c.ResolveAccount(ctx, benBank, benAccount)
 	note(rails.PayoutResult{}, err)
 	_, err = c.CreateVirtualAccount(ctx, vaRequest("acct-ref-echo"))
 	note(rails.PayoutResult{}, err)
 
-	c = newClientTimeout(t, f.URL(), 300*time.Millisecond)
+	c = newClientTimeout(t, f.URL(), time.Second)
 	for _, ft := range []paystackfake.Fault{paystackfake.Timeout, paystackfake.ServerError, paystackfake.Reset, paystackfake.Garbage} {
 		f.FailNext(http.MethodGet, "/transfer/verify/", ft, false)
 		note(c.SubmitPayout(ctx, payout(ourRef)))
