@@ -100,6 +100,22 @@ func TestCreateVirtualAccountAgainFindsTheSameAccount(t *testing.T) {
 	}
 }
 
+func TestCustomerEmailDomain(t *testing.T) {
+	f := newFake(t)
+	c := newClient(t, f.URL(), paystack.WithCustomerEmailDomain("va.example.ng"))
+	if _, err := c.CreateVirtualAccount(context.Background(), vaRequest("acct-ref-domain")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.DedicatedAccounts(); len(got) != 1 || !strings.HasSuffix(got[0].CustomerEmail, "@va.example.ng") {
+		t.Fatalf("accounts %+v", got)
+	}
+	for _, d := range []string{"", "localhost", "bad domain.com", "-x.com", "a..b", "x@y.com"} {
+		if _, err := paystack.New(rails.ProviderConfig{}, testKey, paystack.WithCustomerEmailDomain(d)); err == nil {
+			t.Errorf("New accepted the e-mail domain %q", d)
+		}
+	}
+}
+
 func TestCreateVirtualAccountAtAnotherBank(t *testing.T) {
 	f := newFake(t)
 	for slug, code := range map[string]string{"titan-paystack": "100039", "access-bank": "044", "test-bank": ""} {

@@ -55,6 +55,7 @@ type Client struct {
 	http          *http.Client
 	timeout       time.Duration
 	preferredBank string
+	emailDomain   string
 	pollInterval  time.Duration
 	dir           *banks.Directory
 	clock         clock.Clock
@@ -73,6 +74,12 @@ type Option func(*Client)
 // WithPreferredBank sets the dedicated-account provider's slug (e.g.
 // "wema-bank", "titan-paystack"; Paystack's test mode uses "test-bank").
 func WithPreferredBank(slug string) Option { return func(c *Client) { c.preferredBank = slug } }
+
+// WithCustomerEmailDomain sets the domain of the addresses that identify
+// virtual accounts' customers at Paystack. Changing it on a running
+// integration makes retries of accounts asked for before the change create
+// new customers, so set it once.
+func WithCustomerEmailDomain(domain string) Option { return func(c *Client) { c.emailDomain = domain } }
 
 // WithBankDirectory sets the bank list used to find the code of the bank a
 // dedicated account is at; by default the embedded list is loaded.
@@ -104,7 +111,7 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 		}
 	}
 	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, http: cfg.Client, timeout: cfg.Timeout,
-		preferredBank: DefaultPreferredBank, pollInterval: DefaultPollInterval, clock: clock.Real{}}
+		preferredBank: DefaultPreferredBank, emailDomain: DefaultCustomerEmailDomain, pollInterval: DefaultPollInterval, clock: clock.Real{}}
 	if c.http == nil {
 		c.http = &http.Client{}
 	}
@@ -116,6 +123,9 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 	}
 	if c.preferredBank == "" {
 		return nil, errors.New("paystack: the preferred dedicated-account bank is empty")
+	}
+	if !validDomain(c.emailDomain) {
+		return nil, fmt.Errorf("paystack: customer e-mail domain %q is not a domain name", c.emailDomain)
 	}
 	if c.dir == nil {
 		d, err := banks.Load()
@@ -142,6 +152,26 @@ func checkBaseURL(s string) error {
 		return fmt.Errorf("paystack: base URL %q must be scheme and host only (e.g. %s)", s, DefaultBaseURL)
 	}
 	return nil
+}
+
+// validDomain accepts dot-separated labels of letters, digits and hyphens.
+func validDomain(d string) bool {
+	labels := strings.Split(d, ".")
+	if len(d) > 200 || len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			ch := l[i] | 0x20
+			if !(ch >= 'a' && ch <= 'z' || l[i] >= '0' && l[i] <= '9' || l[i] == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Provider names the provider as LIVE_RAILS spells it.
