@@ -274,6 +274,47 @@ func TestRefusedTransferFailsWhenNothingExists(t *testing.T) {
 	}
 }
 
+// TestContradictoryAnswersAreUnknown: a redirect or an envelope whose
+// status contradicts the HTTP status never reads as a result.
+func TestContradictoryAnswersAreUnknown(t *testing.T) {
+	for name, answer := range map[string]func(w http.ResponseWriter){
+		"redirect": func(w http.ResponseWriter) {
+			w.Header().Set("Location", "/transfer/verify/elsewhere-000000000")
+			w.WriteHeader(http.StatusFound)
+		},
+		"4xx with status true": func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"status":true,"message":"Transfer has been queued","data":{"reference":"x"}}`))
+		},
+		"2xx with status false": func(w http.ResponseWriter) {
+			w.Write([]byte(`{"status":false,"message":"Recipient specified is invalid","data":{"reference":"` +
+				paystack.ProviderReference(ourRef) + `","status":"failed","amount":1500075,"currency":"NGN"}}`))
+		},
+	} {
+		var gets int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/transfer":
+				answer(w)
+			case r.URL.Path == "/transferrecipient":
+				w.Write([]byte(`{"status":true,"message":"ok","data":{"recipient_code":"RCP_x"}}`))
+			default:
+				gets++
+				w.WriteHeader(http.StatusNotFound)
+				w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+			}
+		}))
+		res, err := newClient(t, srv.URL).SubmitPayout(context.Background(), payout(ourRef))
+		srv.Close()
+		if !errors.Is(err, rails.ErrOutcomeUnknown) || res.Status == rails.PayoutFailed {
+			t.Errorf("%s: %+v, %v; want ErrOutcomeUnknown", name, res, err)
+		}
+		if gets != 1 {
+			t.Errorf("%s: %d look-ups, want only the first", name, gets)
+		}
+	}
+}
+
 func TestSubmitPayoutRefusesWhatPaystackCannotCarry(t *testing.T) {
 	f := newFake(t)
 	c := newClient(t, f.URL())
