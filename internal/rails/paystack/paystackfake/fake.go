@@ -79,7 +79,6 @@ type Fake struct {
 	customers  map[string]*customer // by e-mail
 	dvas       []*dva
 	nextID     int64
-	serial     uint64
 }
 
 // New starts a fake that accepts secretKey (e.g. "sk_test_…") on 127.0.0.1.
@@ -91,7 +90,7 @@ func New(secretKey string) *Fake {
 	}
 	f := &Fake{key: secretKey, dir: dir, closing: make(chan struct{}), accounts: map[string]string{},
 		recipients: map[string]*recipient{}, transfers: map[string]*transfer{}, customers: map[string]*customer{},
-		nextID: 1000, serial: 100000000}
+		nextID: 1000}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
