@@ -101,11 +101,13 @@ func TestPayoutSettlesFailsAndReverses(t *testing.T) {
 	}
 }
 
+// TestSubmitPayoutAgainFindsTheTransfer: a process killed between
+// submitting and recording submits again on restart (a new client, no
+// memory of the first) and finds the transfer instead of paying twice.
 func TestSubmitPayoutAgainFindsTheTransfer(t *testing.T) {
 	f := newFake(t)
-	c := newClient(t, f.URL())
 	for i := 0; i < 3; i++ {
-		res, err := c.SubmitPayout(context.Background(), payout(ourRef))
+		res, err := newClient(t, f.URL()).SubmitPayout(context.Background(), payout(ourRef))
 		if err != nil || res.Status != rails.PayoutPending {
 			t.Fatalf("submit %d: %+v, %v", i, res, err)
 		}
