@@ -15,9 +15,11 @@ import (
 type Failure int
 
 const (
+	// None answers the call normally (to let calls pass in FailNext).
+	None Failure = iota
 	// TimeoutBefore holds the call without acting on it until the client
 	// gives up.
-	TimeoutBefore Failure = iota + 1
+	TimeoutBefore
 	// TimeoutAfter acts on the call (a transfer is created), then holds it
 	// until the client gives up.
 	TimeoutAfter
@@ -41,6 +43,9 @@ func (f *Fake) takeFailure() *Failure {
 	}
 	fl := f.failures[0]
 	f.failures = f.failures[1:]
+	if fl == None {
+		return nil
+	}
 	return &fl
 }
 
