@@ -262,3 +262,29 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestQueryStatusMapping(t *testing.T) {
+	ctx := context.Background()
+	c, fake := setup(t)
+	if _, err := c.CreateOrder(ctx, order("DEP-map")); err != nil {
+		t.Fatal(err)
+	}
+	tradeNo := binancepay.TradeNo("DEP-map")
+	for status, want := range map[string]string{"INITIAL": rails.OrderPending, "PENDING": rails.OrderPending,
+		"PAID": rails.OrderPaid, "CANCELED": rails.OrderClosed, "EXPIRED": rails.OrderExpired, "ERROR": rails.OrderFailed,
+		"REFUNDED": ""} {
+		if err := fake.SetStatus(tradeNo, status); err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.QueryOrder(ctx, "DEP-map")
+		if want == "" {
+			if err == nil {
+				t.Errorf("%s: taken as %q; a refund made elsewhere must reach an operator", status, st.Status)
+			}
+			continue
+		}
+		if err != nil || st.Status != want {
+			t.Errorf("%s: %+v, %v; want %s", status, st, err, want)
+		}
+	}
+}
