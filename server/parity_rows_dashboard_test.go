@@ -39,7 +39,9 @@ func parityDashboardRows(e *servertest.Env) []parityRow {
 		{
 			name: "webhook deliveries", fields: []string{"webhookDeliveries"},
 			setup: endpoint,
-			input: func(p *parityParty) map[string]any { return map[string]any{"endpointId": p.vals["endpoint"], "first": 5} },
+			input: func(p *parityParty) map[string]any {
+				return map[string]any{"endpointId": p.vals["endpoint"], "first": 5}
+			},
 			gql: `query($endpointId: ID, $first: Int, $after: String) { webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {
 				edges { node { id event status attempts { number } } } } }`,
 			vars: vars,
