@@ -207,6 +207,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
+	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {
+		a.Merchants.RunUsageFlusher(ctx, merchants.UsageFlushInterval, func(err error) {
+			a.Log.Warn("API keys' last use not written", "err", err)
+		})
+	}})
 	swapOwner := jobs.Owner()
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
