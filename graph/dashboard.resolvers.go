@@ -7,57 +7,135 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"merchantpay/ent"
 	"merchantpay/graph/model"
+	"merchantpay/internal/apperr"
+	"merchantpay/internal/exports"
+	"merchantpay/internal/ledger"
+	"merchantpay/internal/page"
+	"merchantpay/internal/webhooks"
 )
 
 // RollAPIKeys is the resolver for the rollApiKeys field.
 func (r *mutationResolver) RollAPIKeys(ctx context.Context, input *model.RollAPIKeysInput) (*model.RolledAPIKeys, error) {
-	panic(fmt.Errorf("not implemented: RollAPIKeys - rollApiKeys"))
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var f apperr.Fields
+	overlap := overlapOf(input, &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	rolled, err := r.Svc.Merchants.RollKeysWithOverlap(ctx, p.MerchantID, p.Mode, overlap)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RolledAPIKeys{SecretKey: rolled.SecretKey, PublicKey: rolled.PublicKey,
+		OldKeysExpireAt: rolled.OldKeysExpireAt}, nil
 }
 
 // CreateTransactionExport is the resolver for the createTransactionExport field.
 func (r *mutationResolver) CreateTransactionExport(ctx context.Context, filter *model.TransactionFilter) (*model.ExportToken, error) {
-	panic(fmt.Errorf("not implemented: CreateTransactionExport - createTransactionExport"))
+	var f apperr.Fields
+	tf := transactionFilter(filter, "", &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	tok, err := r.Svc.Exports.Create(ctx, tf)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ExportToken{URL: exports.Path + "?token=" + tok.Token, ExpiresAt: tok.ExpiresAt}, nil
 }
 
 // SendTestWebhook is the resolver for the sendTestWebhook field.
 func (r *mutationResolver) SendTestWebhook(ctx context.Context, endpointID string) (*model.WebhookDelivery, error) {
-	panic(fmt.Errorf("not implemented: SendTestWebhook - sendTestWebhook"))
+	d, err := r.Svc.Webhooks.SendTest(ctx, endpointID, "endpointId")
+	if err != nil {
+		return nil, err
+	}
+	return deliveryModels([]webhooks.Delivery{d})[0], nil
 }
 
 // UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string, enabled bool) (*model.WebhookEndpoint, error) {
-	panic(fmt.Errorf("not implemented: UpdateWebhookEndpoint - updateWebhookEndpoint"))
+	ep, err := r.Svc.Webhooks.SetEnabled(ctx, id, enabled)
+	if err != nil {
+		return nil, err
+	}
+	return endpointModel(ep), nil
 }
 
 // ResendWebhookDelivery is the resolver for the resendWebhookDelivery field.
 func (r *mutationResolver) ResendWebhookDelivery(ctx context.Context, id string) (*model.WebhookDelivery, error) {
-	panic(fmt.Errorf("not implemented: ResendWebhookDelivery - resendWebhookDelivery"))
+	d, err := r.Svc.Webhooks.Resend(ctx, id, "id")
+	if err != nil {
+		return nil, err
+	}
+	return deliveryModels([]webhooks.Delivery{d})[0], nil
 }
 
 // BalanceHistory is the resolver for the balanceHistory field.
 func (r *queryResolver) BalanceHistory(ctx context.Context, currency string, first *int, after *string) (*model.BalanceEntryConnection, error) {
-	panic(fmt.Errorf("not implemented: BalanceHistory - balanceHistory"))
+	var f apperr.Fields
+	c := ledger.ParseCurrency(currency, "currency", &f)
+	p := page.Parse(first, after, "first", "after", &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	rows, info, err := r.Svc.Ledger.History(ctx, c, p, "after")
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.BalanceEntryConnection{Edges: make([]*model.BalanceEntryEdge, len(rows)), PageInfo: pageInfo(p, info)}
+	for i, e := range rows {
+		conn.Edges[i] = &model.BalanceEntryEdge{Cursor: ledger.HistoryCursor(e).Encode(), Node: balanceEntryModel(e)}
+	}
+	return conn, nil
 }
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *string, first *int, after *string) (*model.WebhookDeliveryConnection, error) {
-	panic(fmt.Errorf("not implemented: WebhookDeliveries - webhookDeliveries"))
+	var f apperr.Fields
+	p := page.Parse(first, after, "first", "after", &f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	ds, info, err := r.Svc.Webhooks.ListDeliveries(ctx, endpointID, p)
+	if err != nil {
+		return nil, err
+	}
+	return deliveryConnection(ds, p, info), nil
 }
 
 // APIKeys is the resolver for the apiKeys field.
 func (r *queryResolver) APIKeys(ctx context.Context) ([]*model.APIKey, error) {
-	panic(fmt.Errorf("not implemented: APIKeys - apiKeys"))
+	keys, err := r.Svc.Merchants.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.APIKey, len(keys))
+	for i, k := range keys {
+		out[i] = apiKeyModel(k)
+	}
+	return out, nil
 }
 
 // VolumeToday is the resolver for the volumeToday field.
 func (r *queryResolver) VolumeToday(ctx context.Context) ([]*model.Volume, error) {
-	panic(fmt.Errorf("not implemented: VolumeToday - volumeToday"))
+	vs, err := r.Svc.Transactions.VolumeOn(ctx, r.Svc.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Volume, len(vs))
+	for i, v := range vs {
+		out[i] = volumeModel(v)
+	}
+	return out, nil
 }
 
 // Events is the resolver for the events field.
 func (r *transactionResolver) Events(ctx context.Context, obj *model.Transaction) ([]*ent.Event, error) {
-	panic(fmt.Errorf("not implemented: Events - events"))
+	return r.Svc.Outbox.ForTransaction(ctx, obj.Reference)
 }

@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
+	"merchantpay/internal/exports"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
@@ -50,6 +51,7 @@ type App struct {
 	Ledger *ledger.Service
 	// Transactions reads deposits, withdrawals and swaps.
 	Transactions *transactions.Service
+	Exports      *exports.Service
 	// Outbox records events in the same transaction as their state change.
 	Outbox *events.Outbox
 	// Signal wakes the event workers after outbox commits, here and (on
@@ -155,6 +157,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Transactions = transactions.New(db)
+	a.Exports = exports.New(db, a.Clock, a.Transactions)
 	a.Outbox = events.New(db, a.Clock)
 	if err := a.setupEvents(opt.WebhookResolver); err != nil {
 		return nil, err
@@ -204,7 +207,8 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
-		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
+		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals,
+		Exports: a.Exports, Clock: a.Clock}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {

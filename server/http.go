@@ -46,6 +46,8 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			graphiql.ServePage(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
+		case p == exportPath:
+			a.serveExport(w, r)
 		case p == "/":
 			metrics.SetRoute(r.Context(), "index")
 			apidocs.Index().ServeHTTP(w, r)
