@@ -26,6 +26,7 @@ const seen = {
   csp: null,
   a11y: {}, // page → serious or critical axe violations
   shots: [],
+  graphql: [],
   urls: [], // every same-origin request's URL: the key must be in none
 };
 
@@ -65,7 +66,7 @@ await withPage({ acceptDownloads: true }, async (page) => {
     console.log(JSON.stringify(await run(page)));
   } catch (e) {
     await page.screenshot({ path: join(shots, 'failed.png'), fullPage: true });
-    console.error(JSON.stringify(seen));
+    console.error(JSON.stringify(seen, null, 1));
     throw e;
   }
 });
@@ -79,6 +80,13 @@ async function run(page) {
     return route.abort('blockedbyclient');
   });
   page.on('request', (r) => seen.urls.push(r.url()));
+  // What the page asked and was answered, printed when a step fails.
+  page.on('response', async (r) => {
+    if (!r.url().endsWith('/graphql')) return;
+    const asked = (r.request().postData() ?? '').slice(-300);
+    const answer = (await r.text().catch(() => "")).slice(0, 1500);
+    seen.graphql.push(`${asked} => ${r.status()} ${answer}`);
+  });
   page.on('websocket', (ws) => {
     seen.urls.push(ws.url());
     if (new URL(ws.url()).host !== new URL(origin).host) seen.foreign.push(ws.url());
