@@ -20,7 +20,6 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/transactions"
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/present/txview"
@@ -294,14 +293,7 @@ func (r *queryResolver) Transaction(ctx context.Context, reference string) (*mod
 func (r *queryResolver) Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error) {
 	var f apperr.Fields
 	p := page.Parse(first, after, "first", "after", &f)
-	var tf transactions.Filter
-	if filter != nil {
-		tf.Type = optionalString(filter.Type)
-		if filter.Status != nil {
-			s := strings.ToLower(string(*filter.Status))
-			tf.Status = &s
-		}
-	}
+	tf := transactionFilter(filter, "", &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

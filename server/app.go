@@ -276,6 +276,13 @@ func (a *App) purgeIdempotency(ctx context.Context) {
 			} else if n > 0 {
 				a.Log.Info("purged expired idempotency records", "count", n)
 			}
+			// Export tokens are of no use a minute after they were made;
+			// an hour's grace keeps a used one's row for diagnosis.
+			if n, err := a.Exports.Purge(ctx, a.Clock.Now().Add(-time.Hour)); err != nil {
+				a.Log.Warn("export token purge failed", "err", err)
+			} else if n > 0 {
+				a.Log.Info("purged expired export tokens", "count", n)
+			}
 		}
 	}
 }
