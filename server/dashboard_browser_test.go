@@ -143,7 +143,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// Transactions: the filtered rows and the CSV against GET /transactions.
-	listed := e.REST("GET", "/transactions?type=deposit&status=success&limit=100", m.TestSecret, nil).Expect(200).List()
+	listed := e.REST("GET", "/transactions?type=DEPOSIT&status=success&limit=100", m.TestSecret, nil).Expect(200).List()
 	if len(listed) != 5 {
 		t.Fatalf("GET /transactions listed %d successful deposits, want 5", len(listed))
 	}
@@ -199,7 +199,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	e.Clock.Advance((overlap + 1) * time.Second)
 	e.REST("GET", "/balances", m.TestSecret, nil).Expect(http.StatusUnauthorized)
 	e.REST("GET", "/balances", got.NewKey, nil).Expect(http.StatusOK)
-	if !strings.Contains(got.Funded, "250.50") {
+	if !strings.Contains(got.Funded, "7753.00 NGN") { // 5 deposits of 1500.5 and 250.5
 		t.Errorf("the sandbox's funding said %q", got.Funded)
 	}
 }

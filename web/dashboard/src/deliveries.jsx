@@ -6,7 +6,19 @@ import { Note, Problem, Time } from './ui.jsx';
 
 const resendMutation = `mutation Resend($id: ID!) { resendWebhookDelivery(id: $id) { id status attemptCount } }`;
 
-function Attempts({ attempts }) {
+// Attempts lists a delivery's attempts; without them (a list that did
+// not ask for them) it sums them up from the delivery's last attempt.
+function Attempts({ delivery: d }) {
+  const attempts = d.attempts;
+  if (!attempts) {
+    if (!d.attemptCount) return <span>none yet</span>;
+    const last = d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : d.lastError ?? 'no answer';
+    return (
+      <span>
+        {d.attemptCount} {d.attemptCount === 1 ? 'attempt' : 'attempts'}, the last: {last}
+      </span>
+    );
+  }
   if (!attempts.length) return <span>none yet</span>;
   return (
     <ul class="attempts">
@@ -67,7 +79,7 @@ export function Deliveries({ deliveries, caption, onChange }) {
                 <span class={`status ${d.status}`}>{d.status}</span>
               </td>
               <td>
-                <Attempts attempts={d.attempts} />
+                <Attempts delivery={d} />
               </td>
               <td>
                 <Time iso={d.createdAt} />

@@ -26,7 +26,7 @@ const pollEvery = 2_000;
 
 export function Developers() {
   const endpoints = useQuery(endpointsQuery);
-  const deliveries = useQuery(deliveriesQuery, { first: 25 });
+  const deliveries = useQuery(deliveriesQuery, { first: 20 });
   useEffect(() => {
     const id = setInterval(() => document.visibilityState === 'visible' && deliveries.reload(), pollEvery);
     return () => clearInterval(id);
@@ -46,7 +46,7 @@ export function Developers() {
       </section>
       <section aria-labelledby="deliveries-h">
         <h2 id="deliveries-h">Webhook deliveries</h2>
-        <p class="hint">The latest 25, newest first; refreshed every few seconds.</p>
+        <p class="hint">The latest 20, newest first; refreshed every few seconds.</p>
         <Problem error={deliveries.error} />
         <Deliveries
           deliveries={(deliveries.data?.webhookDeliveries.edges ?? []).map((e) => e.node)}

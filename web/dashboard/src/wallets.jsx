@@ -197,7 +197,8 @@ function QuoteCalculator({ rates }) {
       </button>
       <Problem error={error} />
       {quote && (
-        <dl class="facts" role="status" aria-label="Quote">
+        <div role="status" aria-label="Quote">
+        <dl class="facts">
           <dt>You pay</dt>
           <dd>
             <Money value={quote.fromAmount} currency={quote.fromCurrency} showCurrency />
@@ -219,6 +220,7 @@ function QuoteCalculator({ rates }) {
             <Time iso={quote.expiresAt} />
           </dd>
         </dl>
+        </div>
       )}
     </form>
   );
