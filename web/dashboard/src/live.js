@@ -16,6 +16,7 @@ const final = new Set([4401, 4403]);
 // subscribeEvents starts the subscription. onEvent(event) gets every
 // event; onState(state, detail) hears "connecting", "live",
 // "reconnecting" and "stopped" (with the reason). It returns stop().
+// key is a function: each connection asks it for the tab's current key.
 export function subscribeEvents({ key, types, after, onEvent, onState }) {
   let socket = null;
   let timer = null;
@@ -27,9 +28,10 @@ export function subscribeEvents({ key, types, after, onEvent, onState }) {
     onState('connecting');
     const url = location.origin.replace(/^http/, 'ws') + '/graphql';
     const ws = new WebSocket(url, 'graphql-transport-ws');
+    const usedKey = key();
     socket = ws;
     const send = (m) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(m));
-    ws.onopen = () => send({ type: 'connection_init', payload: { 'X-API-KEY': key() } });
+    ws.onopen = () => send({ type: 'connection_init', payload: { 'X-API-KEY': usedKey } });
     ws.onmessage = (m) => {
       let msg;
       try {
@@ -71,6 +73,12 @@ export function subscribeEvents({ key, types, after, onEvent, onState }) {
     };
     ws.onclose = (e) => {
       if (stopped || socket !== ws) return;
+      // A refused key ends the feed, unless the tab has another key by
+      // now (the keys were rolled from the Developers page).
+      if (final.has(e.code) && key() !== usedKey) {
+        timer = setTimeout(connect, 0);
+        return;
+      }
       if (final.has(e.code)) {
         stopped = true;
         onState('stopped', e.reason || `closed (${e.code})`);

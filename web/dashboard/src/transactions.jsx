@@ -259,7 +259,7 @@ function beneficiaryRows(raw) {
   if (!raw) return null;
   try {
     const b = JSON.parse(raw);
-    return Object.entries(b).map(([k, v]) => <Row label={k.replace(/_/g, ' ')}>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</Row>);
+    return Object.entries(b).map(([k, v]) => <Row label={k.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())}>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</Row>);
   } catch {
     return <Row label="Beneficiary">{raw}</Row>;
   }
@@ -289,7 +289,7 @@ export function TransactionDetail({ reference }) {
           <Row label="Amount settled"><Money value={t.amountSettled} currency={t.currency} showCurrency /></Row>
           <Row label="Fee"><Money value={t.fee} currency={t.currency} showCurrency /></Row>
           <Row label="Fee bearer">{lower(t.feeBearer)}</Row>
-          <Row label="Rate">{t.trxRate ? <span class="num">{t.trxRate}</span> : null}</Row>
+          <Row label="Rate">{t.trxRate}</Row>
           <Row label="Rate reference">{t.rateId}</Row>
           <Row label="Your reference">{t.merchantReference}</Row>
           <Row label="Purpose">{t.purpose}</Row>

@@ -208,7 +208,7 @@ function QuoteCalculator({ rates }) {
             <Money value={quote.toAmount} currency={quote.toCurrency} showCurrency />
           </dd>
           <dt>Rate</dt>
-          <dd class="num">{quote.rate}</dd>
+          <dd>{quote.rate}</dd>
           <dt>Fee</dt>
           <dd>
             <Money value={quote.fee} currency={quote.toCurrency} showCurrency />
