@@ -38,7 +38,7 @@ func (r *mutationResolver) RollAPIKeys(ctx context.Context, input *model.RollAPI
 // CreateTransactionExport is the resolver for the createTransactionExport field.
 func (r *mutationResolver) CreateTransactionExport(ctx context.Context, filter *model.TransactionFilter) (*model.ExportToken, error) {
 	var f apperr.Fields
-	tf := transactionFilter(filter, "", &f)
+	tf := transactionFilter(filter, "filter.", &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

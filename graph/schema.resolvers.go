@@ -293,7 +293,7 @@ func (r *queryResolver) Transaction(ctx context.Context, reference string) (*mod
 func (r *queryResolver) Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error) {
 	var f apperr.Fields
 	p := page.Parse(first, after, "first", "after", &f)
-	tf := transactionFilter(filter, "", &f)
+	tf := transactionFilter(filter, "filter.", &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

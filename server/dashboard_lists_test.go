@@ -159,7 +159,7 @@ func TestTransactionFiltersEventsAndVolume(t *testing.T) {
 			t.Errorf("from %s to %s (exclusive): %v", from, to, got)
 		}
 		if r := e.GQL(m.TestSecret, filteredGQL, map[string]any{"f": map[string]any{"createdFrom": to, "createdTo": from, "currency": "XYZ"}}); r.Code() != "VALIDATION_ERROR" ||
-			!slices.Contains(gqlFields(r), "createdTo") || !slices.Contains(gqlFields(r), "currency") {
+			!slices.Contains(gqlFields(r), "filter.createdTo") || !slices.Contains(gqlFields(r), "filter.currency") {
 			t.Errorf("bad filter: %s", r.Body)
 		}
 		rest := e.REST("GET", "/transactions?search=PAY-1&currency=NGN&created_from="+from, m.TestSecret, nil).Expect(200).List()
