@@ -144,7 +144,11 @@ function CryptoPayCheckout() {
   return (
     <form class="card" aria-labelledby="checkout-h" onSubmit={submit}>
       <h2 id="checkout-h">Open a crypto-pay checkout</h2>
-      <p class="hint">Starts a pending crypto-pay deposit and gives the hosted checkout's address, where Pay and Cancel complete it.</p>
+      <p class="hint">
+        Starts a pending crypto-pay deposit and gives the hosted checkout's address, where Pay and Cancel complete it. The
+        service runs crypto-pay in live mode only, after enrolment: with a test key it answers that it works in live mode
+        only.
+      </p>
       <Field id="cp-product" label="Product name">
         <input id="cp-product" value={form.productName} onInput={set('productName')} required />
       </Field>
