@@ -34,7 +34,10 @@ type dashboardSeen struct {
 	Searched                                     int
 	Detail, Quote, Delivery, Funded              string
 	NewKey                                       string
-	KeysAfterRoll                                int
+	KeysAfterRoll                                [][]string
+	FirstFocus                                   string
+	EndpointsLeft                                int
+	Time                                         struct{ Text, Title, ISO string }
 }
 
 // The merchant dashboard in headless Chromium, with every other origin
@@ -76,6 +79,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		"overlap":     overlap,
 		"shots":       shots,
 		"csv":         csvPath,
+		// Not UTC, so that local times differ from UTC ones.
+		"timezoneId": "Africa/Lagos",
 	})
 	var got dashboardSeen
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -109,6 +114,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers", "Sandbox"}; !slices.Equal(got.Links, want) {
 		t.Errorf("navigation %q, want %q", got.Links, want)
 	}
+	if got.FirstFocus != "Secret key" {
+		t.Errorf("the first Tab of the sign-in page reached %q", got.FirstFocus)
+	}
 	if !strings.Contains(got.Banner, "Test mode") {
 		t.Errorf("test-mode banner %q", got.Banner)
 	}
@@ -127,6 +135,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !slices.ContainsFunc(got.Balances, func(r []string) bool { return slices.Equal(r, []string{"GHS", "75.25", "0.00"}) }) {
 		t.Errorf("balances %q lack GHS 75.25 available", got.Balances)
 	}
+	checkLocalTime(t, got.Time.ISO, got.Time.Text, got.Time.Title)
 	if got.LiveAttr != "polite" {
 		t.Errorf("Live activity's aria-live is %q", got.LiveAttr)
 	}
@@ -179,6 +188,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(got.Delivery, "ping") || !strings.Contains(got.Delivery, "HTTP 204") {
 		t.Errorf("the test delivery's row: %q", got.Delivery)
 	}
+	if got.EndpointsLeft != 0 {
+		t.Errorf("the deleted endpoint is still listed")
+	}
+	if eps := e.REST("GET", "/webhooks", got.NewKey, nil).Expect(http.StatusOK).List(); len(eps) != 0 {
+		t.Errorf("endpoints after the delete: %v", eps)
+	}
 	servertest.Eventually(t, 5*time.Second, "the ping webhook", func() bool {
 		hooks.mu.Lock()
 		defer hooks.mu.Unlock()
@@ -194,6 +209,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.HasPrefix(got.NewKey, "SECK_TEST_") || got.NewKey == m.TestSecret {
 		t.Fatalf("the rolled secret key %q", got.NewKey)
 	}
+	expiring := 0
+	for _, k := range got.KeysAfterRoll {
+		if k[5] != "not set" {
+			expiring++
+		}
+	}
+	if len(got.KeysAfterRoll) != 4 || expiring != 2 {
+		t.Errorf("the keys after a roll with overlap: %q", got.KeysAfterRoll)
+	}
 	e.REST("GET", "/balances", m.TestSecret, nil).Expect(http.StatusOK)
 	e.REST("GET", "/balances", got.NewKey, nil).Expect(http.StatusOK)
 	e.Clock.Advance((overlap + 1) * time.Second)
@@ -201,6 +225,23 @@ func TestDashboardInBrowser(t *testing.T) {
 	e.REST("GET", "/balances", got.NewKey, nil).Expect(http.StatusOK)
 	if !strings.Contains(got.Funded, "7753.00 NGN") { // 5 deposits of 1500.5 and 250.5
 		t.Errorf("the sandbox's funding said %q", got.Funded)
+	}
+}
+
+// checkLocalTime checks a <time> of the page: its text in the browser's
+// zone (Africa/Lagos, UTC+1 all year), its title the same instant in UTC.
+func checkLocalTime(t *testing.T, iso, text, title string) {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, iso)
+	if err != nil {
+		t.Fatalf("a time's datetime %q: %v", iso, err)
+	}
+	lagos := at.In(time.FixedZone("WAT", 3600))
+	if !strings.Contains(text, lagos.Format("3:04:05 PM")) {
+		t.Errorf("the time %s reads %q, want West Africa's %s", iso, text, lagos.Format("3:04:05 PM"))
+	}
+	if want := at.UTC().Format("2006-01-02 15:04:05") + " UTC"; title != want {
+		t.Errorf("the time %s has the title %q, want %q", iso, title, want)
 	}
 }
 

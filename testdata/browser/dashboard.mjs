@@ -8,14 +8,14 @@
 // a test event, then rolls the keys with an overlap. On every page axe-core
 // looks for accessibility violations, and a screenshot is taken.
 // Reads {"url", "key", "depositUrl", "depositBody", "hookUrl", "overlap",
-// "shots", "csv"} as JSON on stdin; prints what it saw as JSON. Exits
+// "shots", "csv", "timezoneId"} as JSON on stdin; prints what it saw as JSON. Exits
 // non-zero when the browser itself fails or a step does not happen in time.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { input, withPage } from './browser.mjs';
 
-const { url, key, depositUrl, depositBody, hookUrl, overlap, shots, csv } = await input();
+const { url, key, depositUrl, depositBody, hookUrl, overlap, shots, csv, timezoneId } = await input();
 const origin = new URL(url).origin;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -61,7 +61,7 @@ async function check(page, name) {
 
 const nav = (page, name) => page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true });
 
-await withPage({ acceptDownloads: true }, async (page) => {
+await withPage({ acceptDownloads: true, timezoneId }, async (page) => {
   try {
     console.log(JSON.stringify(await run(page)));
   } catch (e) {
@@ -118,8 +118,11 @@ async function run(page) {
   seen.csp = res.headers()['content-security-policy'] ?? null;
   await page.getByLabel('Secret key').waitFor();
   await check(page, 'sign-in');
-  await page.getByLabel('Secret key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  // By keyboard only: Tab to the field, type the key, Enter.
+  await page.keyboard.press('Tab');
+  out.firstFocus = await page.evaluate(() => document.activeElement?.labels?.[0]?.textContent ?? document.activeElement?.tagName);
+  await page.keyboard.type(key);
+  await page.keyboard.press('Enter');
   await nav(page, 'Overview').waitFor();
   out.stored = await page.evaluate(() => Object.values(sessionStorage));
   out.links = await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allTextContents();
@@ -131,6 +134,8 @@ async function run(page) {
   out.balances = await balances.locator('tbody tr').evaluateAll((rows) =>
     rows.map((r) => [...r.children].slice(0, 3).map((c) => c.textContent.trim())),
   );
+  // Times in the browser's zone (set by the test), UTC on hover.
+  out.time = await balances.locator('time').first().evaluate((t) => ({ text: t.textContent, title: t.title, iso: t.dateTime }));
   const live = page.getByRole('region', { name: 'Live activity' });
   out.liveAttr = await live.getAttribute('aria-live');
   await live.locator('.live-state.live').waitFor();
@@ -222,12 +227,26 @@ async function run(page) {
   out.delivery = await ping.first().textContent();
   await check(page, 'developers');
 
+  // Disable it, then delete it after the confirmation step.
+  await row.getByRole('button', { name: 'Disable' }).click();
+  await row.getByRole('cell', { name: 'disabled', exact: true }).waitFor();
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.getByRole('button', { name: 'Confirm delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  out.endpointsLeft = await endpoints.locator('tbody tr', { hasText: hookUrl }).count();
+
   // Roll the keys with an overlap, after the confirmation step.
   await page.getByLabel('Overlap in seconds').fill(String(overlap));
   await page.getByRole('button', { name: 'Roll keys' }).click();
   await page.getByRole('button', { name: 'Confirm roll' }).click();
   out.newKey = await page.locator('#new-secret-key').textContent();
-  out.keysAfterRoll = await page.getByRole('table', { name: 'API keys' }).locator('tbody tr').count();
+  const keys = page.getByRole('table', { name: 'API keys' }).locator('tbody tr');
+  await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length > 0);
+  await keys.nth(3).waitFor();
+  out.keysAfterRoll = await keys.evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent.trim())));
+  await page.getByRole('heading', { name: 'API keys' }).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, 'developers-rolled.png'), fullPage: true });
+  seen.shots.push(join(shots, 'developers-rolled.png'));
   // The tab goes on with the new key.
   out.storedAfterRoll = await page.evaluate(() => Object.values(sessionStorage));
 
