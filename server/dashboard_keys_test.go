@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"merchantpay/ent/apikey"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
 )
 
@@ -162,4 +165,36 @@ func TestKeyLastUsed(t *testing.T) {
 			t.Errorf("a second flush without use wrote %d keys", n)
 		}
 	}, servertest.WithoutWorkers())
+}
+
+// `merchant roll-keys --overlap` prints when the old keys stop; more than
+// 24 hours is refused naming the option.
+func TestRollKeysCLIOverlap(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		t.Setenv("DATABASE_URL", url)
+		t.Setenv("LOG_LEVEL", "error")
+		code, out, stderr := runCLI(t, "merchant", "create", "--name", "Overlap Co", "--email", "ops@overlap.example")
+		if code != 0 {
+			t.Fatalf("create: %d %s", code, stderr)
+		}
+		var created merchants.Created
+		if err := json.Unmarshal(out, &created); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI(t, "merchant", "roll-keys", "--merchant", created.MerchantID, "--mode", "test", "--overlap", "25h"); code != 1 || !strings.Contains(stderr, "overlap") {
+			t.Errorf("25h: exit %d, %s", code, stderr)
+		}
+		before := time.Now()
+		code, out, stderr = runCLI(t, "merchant", "roll-keys", "--merchant", created.MerchantID, "--mode", "test", "--overlap", "2h")
+		if code != 0 {
+			t.Fatalf("roll-keys --overlap 2h: %d %s", code, stderr)
+		}
+		var rolled merchants.Rolled
+		if err := json.Unmarshal(out, &rolled); err != nil || rolled.OldKeysExpireAt == nil {
+			t.Fatalf("roll-keys printed %s (%v)", out, err)
+		}
+		if d := rolled.OldKeysExpireAt.Sub(before); d < 2*time.Hour-time.Minute || d > 2*time.Hour+time.Minute {
+			t.Errorf("old keys expire in %s, want 2h", d)
+		}
+	})
 }
