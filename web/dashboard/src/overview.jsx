@@ -30,6 +30,8 @@ export function Overview() {
     }, 500);
   };
   useEffect(() => () => clearTimeout(refresh.current), []);
+  // The service lists every currency; the table, those that moved today.
+  const moved = (volume.data?.volumeToday ?? []).filter((v) => v.count > 0);
   return (
     <>
       <section aria-labelledby="balances-h">
@@ -90,12 +92,12 @@ export function Overview() {
               </tr>
             </thead>
             <tbody>
-              {volume.data.volumeToday.length === 0 && (
+              {moved.length === 0 && (
                 <tr>
                   <td colSpan={4}>No transactions today.</td>
                 </tr>
               )}
-              {volume.data.volumeToday.map((v) => (
+              {moved.map((v) => (
                 <tr>
                   <th scope="row">{v.currency}</th>
                   <td class="num">
