@@ -32,7 +32,7 @@ type dashboardSeen struct {
 	Feed                                         []string
 	ExportHref                                   string
 	Searched                                     int
-	Detail, Quote, Delivery, Funded              string
+	Detail, Quote, Delivery, Resent, Funded      string
 	NewKey                                       string
 	KeysAfterRoll                                [][]string
 	FirstFocus                                   string
@@ -86,7 +86,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("browser output %q: %v", out, err)
 	}
-	t.Logf("screenshots: %v", got.Shots)
+	t.Logf("screenshots: %v; the deposit reached Live activity in %d ms", got.Shots, got.LiveMs)
 
 	// The page itself: this origin only, its policy, no errors, the key
 	// in sessionStorage and never in a URL.
@@ -188,6 +188,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(got.Delivery, "ping") || !strings.Contains(got.Delivery, "HTTP 204") {
 		t.Errorf("the test delivery's row: %q", got.Delivery)
 	}
+	if strings.Count(got.Resent, "HTTP 204") != 2 {
+		t.Errorf("the resent delivery's row: %q", got.Resent)
+	}
 	if got.EndpointsLeft != 0 {
 		t.Errorf("the deleted endpoint is still listed")
 	}
@@ -229,7 +232,8 @@ func TestDashboardInBrowser(t *testing.T) {
 }
 
 // checkLocalTime checks a <time> of the page: its text in the browser's
-// zone (Africa/Lagos, UTC+1 all year), its title the same instant in UTC.
+// zone (Africa/Lagos, UTC+1 all year; the en-US locale), its title the
+// same instant in UTC.
 func checkLocalTime(t *testing.T, iso, text, title string) {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339, iso)

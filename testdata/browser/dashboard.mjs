@@ -61,7 +61,7 @@ async function check(page, name) {
 
 const nav = (page, name) => page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true });
 
-await withPage({ acceptDownloads: true, timezoneId }, async (page) => {
+await withPage({ acceptDownloads: true, timezoneId, locale: 'en-US' }, async (page) => {
   try {
     console.log(JSON.stringify(await run(page)));
   } catch (e) {
@@ -226,6 +226,11 @@ async function run(page) {
   await ping.first().waitFor({ timeout: 15_000 });
   out.delivery = await ping.first().textContent();
   await check(page, 'developers');
+  // "Resend": a second attempt on the same delivery.
+  await ping.first().getByRole('button', { name: 'Resend' }).click();
+  const again = deliveries.locator('tbody tr', { hasText: 'ping' }).filter({ hasText: 'Attempt 2' });
+  await again.first().waitFor({ timeout: 15_000 });
+  out.resent = await again.first().textContent();
 
   // Disable it, then delete it after the confirmation step.
   await row.getByRole('button', { name: 'Disable' }).click();
