@@ -1,5 +1,5 @@
 // Developers: webhook endpoints and their deliveries, and the API keys.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql, idempotencyKey } from './api.js';
 import { Field, Loading, Note, Problem, Time, useQuery } from './ui.jsx';
 import { Deliveries } from './deliveries.jsx';
@@ -20,18 +20,27 @@ const deleteMutation = `mutation Delete($id: ID!) { deleteWebhookEndpoint(id: $i
 const rollMutation = `mutation Roll($id: ID!) { rollWebhookSecret(id: $id) { id secret } }`;
 const testMutation = `mutation Test($endpointId: ID!) { sendTestWebhook(endpointId: $endpointId) { id status } }`;
 
-// Deliveries are asked again every few seconds while the page is open:
-// a delivery's attempts happen after the action that caused it.
+// A delivery's attempts happen after the action that caused it: the
+// deliveries are asked again every two seconds while one is pending and
+// for a while after an action here, and not otherwise (each look costs
+// some of the key's rate limit, which the merchant's integration shares).
 const pollEvery = 2_000;
+const pollAfterAction = 30_000;
 
 export function Developers() {
   const endpoints = useQuery(endpointsQuery);
   const deliveries = useQuery(deliveriesQuery, { first: 20 });
+  const pollUntil = useRef(0);
+  const list = (deliveries.data?.webhookDeliveries.edges ?? []).map((e) => e.node);
+  const pending = list.some((d) => d.status === 'pending');
   useEffect(() => {
-    const id = setInterval(() => document.visibilityState === 'visible' && deliveries.reload(), pollEvery);
+    const id = setInterval(() => {
+      if (document.visibilityState === 'visible' && (pending || Date.now() < pollUntil.current)) deliveries.reload();
+    }, pollEvery);
     return () => clearInterval(id);
-  }, [deliveries.reload]);
+  }, [deliveries.reload, pending]);
   const changed = () => {
+    pollUntil.current = Date.now() + pollAfterAction;
     endpoints.reload();
     deliveries.reload();
   };
@@ -46,13 +55,14 @@ export function Developers() {
       </section>
       <section aria-labelledby="deliveries-h">
         <h2 id="deliveries-h">Webhook deliveries</h2>
-        <p class="hint">The latest 20, newest first; refreshed every few seconds.</p>
+        <p class="hint">
+          The latest 20, newest first; refreshed while one is pending.{' '}
+          <button type="button" class="secondary" onClick={deliveries.reload}>
+            Refresh deliveries
+          </button>
+        </p>
         <Problem error={deliveries.error} />
-        <Deliveries
-          deliveries={(deliveries.data?.webhookDeliveries.edges ?? []).map((e) => e.node)}
-          caption="Webhook deliveries"
-          onChange={deliveries.reload}
-        />
+        <Deliveries deliveries={list} caption="Webhook deliveries" onChange={changed} />
       </section>
       <ApiKeys />
     </>
