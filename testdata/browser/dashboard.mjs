@@ -164,10 +164,14 @@ async function run(page) {
   await page.getByLabel('Type', { exact: true }).selectOption('DEPOSIT');
   await page.getByLabel('Status', { exact: true }).selectOption('SUCCESS');
   await page.getByLabel('Currency', { exact: true }).selectOption('NGN');
-  // Yesterday to today (both whole days of the browser's zone).
-  const day = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-  await page.getByLabel('From', { exact: true }).fill(day(new Date(Date.now() - 86_400_000)));
-  await page.getByLabel('To', { exact: true }).fill(day(new Date()));
+  // Yesterday to today, whole days of the browser's zone (not this
+  // script's: the two differ around midnight).
+  const [from, to] = await page.evaluate(() => {
+    const day = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+    return [day(new Date(Date.now() - 86_400_000)), day(new Date())];
+  });
+  await page.getByLabel('From', { exact: true }).fill(from);
+  await page.getByLabel('To', { exact: true }).fill(to);
   const listed = page.waitForResponse((r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('"createdFrom"'));
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await listed;
