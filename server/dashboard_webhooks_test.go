@@ -103,10 +103,21 @@ func TestSendTestWebhook(t *testing.T) {
 		if on["enabled"] != true {
 			t.Errorf("enable: %v", on)
 		}
+		e.Clock.Advance(time.Millisecond) // lists are newest first
 		e.GQL(m.TestSecret, `mutation($id: ID!) { sendTestWebhook(endpointId: $id) { id } }`, map[string]any{"id": id}).GQLData()
 		rcv.waitHits(t, 3)
+		// A second endpoint's ping is listed under it, not under the first.
+		id2, _ := endpoint(t, e, m.TestSecret, rcv.srv.URL+"/other")
+		e.Clock.Advance(time.Millisecond)
+		e.GQL(m.TestSecret, `mutation($id: ID!) { sendTestWebhook(endpointId: $id) { id } }`, map[string]any{"id": id2}).GQLData()
 		if ds := deliveryNodes(t, e, m.TestSecret, id); len(ds) != 2 || ds[0]["eventId"] == ds[1]["eventId"] {
 			t.Errorf("two pings, newest first, each its own webhook-id: %v", ds)
+		}
+		if ds := deliveryNodes(t, e, m.TestSecret, id2); len(ds) != 1 || ds[0]["endpointId"] != id2 {
+			t.Errorf("the second endpoint's deliveries: %v", ds)
+		}
+		if ds := deliveryNodes(t, e, m.TestSecret, nil); len(ds) != 3 || ds[0]["endpointId"] != id2 {
+			t.Errorf("every delivery, newest first: %v", ds)
 		}
 		if r := e.GQL(m.TestSecret, `mutation { updateWebhookEndpoint(id: "we_nope", enabled: true) { id } }`, nil); r.Code() != "NOT_FOUND" {
 			t.Errorf("unknown endpoint: %s", r.Body)
