@@ -23,7 +23,8 @@ type dashboardSeen struct {
 	CSP                                          *string
 	A11y                                         map[string][]string
 	Stored, StoredAfterRoll, StoredAfterSignOut  []string
-	Links                                        []string
+	Links, LiveLinks                             []string
+	LiveBanners                                  int
 	Banner, LiveAttr                             string
 	Balances, Rows, History                      [][]string
 	LiveMs                                       int
@@ -77,6 +78,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	out := runBrowser(t, dir, "dashboard.mjs", map[string]any{
 		"url":         e.URL + "/dashboard",
 		"key":         m.TestSecret,
+		"liveKey":     m.LiveSecret,
 		"depositUrl":  e.URL + "/v1/merchant/public/sandbox/deposits/bank-transfer",
 		"depositBody": depositBody,
 		"hookUrl":     hooks.srv.URL + "/hooks",
@@ -117,6 +119,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers", "Sandbox"}; !slices.Equal(got.Links, want) {
 		t.Errorf("navigation %q, want %q", got.Links, want)
+	}
+	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers"}; !slices.Equal(got.LiveLinks, want) ||
+		got.LiveBanners != 0 {
+		t.Errorf("with the live key: navigation %q, %d test-mode banners", got.LiveLinks, got.LiveBanners)
 	}
 	if got.FirstFocus != "Secret key" {
 		t.Errorf("the first Tab of the sign-in page reached %q", got.FirstFocus)

@@ -5,17 +5,19 @@
 // through REST arrive in "Live activity" (and another one made while the
 // page's WebSocket was dropped), filters the transactions and downloads
 // their CSV, opens one transaction, creates a webhook endpoint and sends it
-// a test event, then rolls the keys with an overlap. On every page axe-core
-// looks for accessibility violations, and a screenshot is taken.
-// Reads {"url", "key", "depositUrl", "depositBody", "hookUrl", "overlap",
-// "shots", "csv", "timezoneId"} as JSON on stdin; prints what it saw as JSON. Exits
-// non-zero when the browser itself fails or a step does not happen in time.
+// a test event, then rolls the keys with an overlap; signed out, it signs
+// in again with the live key. On every page axe-core looks for
+// accessibility violations, and a screenshot is taken. Reads {"url",
+// "key", "liveKey", "depositUrl", "depositBody", "hookUrl", "overlap",
+// "shots", "csv", "timezoneId"} as JSON on stdin; prints what it saw as
+// JSON. Exits non-zero when the browser itself fails or a step does not
+// happen in time.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { input, withPage } from './browser.mjs';
 
-const { url, key, depositUrl, depositBody, hookUrl, overlap, shots, csv, timezoneId } = await input();
+const { url, key, liveKey, depositUrl, depositBody, hookUrl, overlap, shots, csv, timezoneId } = await input();
 const origin = new URL(url).origin;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -271,5 +273,13 @@ async function run(page) {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByLabel('Secret key').waitFor();
   out.storedAfterSignOut = await page.evaluate(() => Object.values(sessionStorage));
+
+  // A live key: no Sandbox, no test-mode banner.
+  await page.getByLabel('Secret key').fill(liveKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await nav(page, 'Overview').waitFor();
+  out.liveLinks = await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allTextContents();
+  out.liveBanners = await page.getByRole('note', { name: 'Test mode' }).count();
+  await page.getByRole('table', { name: 'Balances' }).locator('tbody tr').first().waitFor();
   return { ...seen, ...out };
 }
