@@ -20,6 +20,7 @@ import (
 	"merchantpay/internal/obs"
 	"merchantpay/rest"
 	"merchantpay/rest/openapi"
+	"merchantpay/web/dashboard"
 	apidocs "merchantpay/web/docs"
 	"merchantpay/web/graphiql"
 )
@@ -59,6 +60,16 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 		case strings.HasPrefix(p, graphiql.Prefix):
 			metrics.SetRoute(r.Context(), "graphiql")
 			if err := graphiql.ServeAsset(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
+		case dashboard.IsPage(p):
+			metrics.SetRoute(r.Context(), "dashboard")
+			if err := dashboard.ServePage(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
+		case strings.HasPrefix(p, dashboard.Prefix):
+			metrics.SetRoute(r.Context(), "dashboard")
+			if err := dashboard.ServeAsset(w, r); err != nil {
 				rest.WriteError(w, r, err)
 			}
 		case strings.HasPrefix(p, checkout.Prefix):
