@@ -179,8 +179,8 @@ func httpKey(c *pipeline.Call) (string, bool, error) {
 func (h *gqlHandler) query(c *pipeline.Call) error {
 	g := c.Input.(*gqlCall)
 	r := c.R
-	if c.Route.BodyLimit > 0 {
-		r = requestWith(c.R, c.R.Context(), c.Body)
+	if r.Method == http.MethodPost {
+		r = requestWith(c.R, c.R.Context(), c.Body) // the body read by the Body step
 	}
 	h.srv.ServeHTTP(statusWriter{c.W, g.st}, r)
 	return nil
