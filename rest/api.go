@@ -37,14 +37,14 @@ type Deps struct {
 
 // API serves the REST paths under Prefix.
 type API struct {
-	pipe   *pipeline.Pipeline
 	router *router
-	chain  pipeline.Handler
+	// chain is REST's chain of the pipeline's steps, around its handlers.
+	chain pipeline.Handler
 }
 
 // New builds the REST API.
 func New(d Deps) *API {
-	a := &API{pipe: d.Pipeline}
+	a := &API{}
 	a.router = newRouter((&Ops{d.Services}).routes(), a.withKey)
 	p := d.Pipeline
 	a.chain = pipeline.Chain(a.answer,
