@@ -92,7 +92,7 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 		if err != nil {
 			return nil, err
 		}
-		g := &gqlCall{params: params, key: key}
+		g := &gqlCall{key: key}
 		if err := h.wsMutate(&pipeline.Call{R: r, Route: &gqlSocket, Principal: p, Body: payload, Input: g}); err != nil {
 			return nil, err
 		}
@@ -114,8 +114,8 @@ func socketKey(c *pipeline.Call) (string, bool, error) { return c.Input.(*gqlCal
 // keepAnswer keeps a WebSocket mutation's answer for its next message.
 func keepAnswer(c *pipeline.Call, resp idem.Response, _ bool) { c.Input.(*gqlCall).answer = resp.Body }
 
-// notMutation ends the WebSocket mutations' chain, which socketKey sends
-// every request past.
+// notMutation ends the WebSocket mutations' chain; it is never reached,
+// socketKey calling every request a write.
 func notMutation(*pipeline.Call) error {
 	return apperr.New(apperr.Internal, "a WebSocket mutation went past the idempotency step")
 }
