@@ -7,11 +7,8 @@ package rest
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"merchantpay/internal/apperr"
@@ -19,62 +16,52 @@ import (
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
+	"merchantpay/internal/ops"
 	"merchantpay/internal/store"
-	"merchantpay/internal/tenant"
 	"merchantpay/internal/validate"
+	"merchantpay/pipeline"
 )
 
 // Prefix is where every documented path starts.
 const Prefix = "/v1/merchant/public"
 
-// MaxBody is the largest request body, 1 MiB; a larger one is 413
-// PAYLOAD_TOO_LARGE.
-const MaxBody = 1 << 20
+// forbidden refuses a public key on a route that needs a secret one.
+const forbidden = "this endpoint needs a secret key (SECK_...); public keys may only list banks and read rates"
 
-// Authenticator finds the caller of a key.
-type Authenticator interface {
-	Authenticate(ctx context.Context, key string) (merchants.Principal, error)
-	// Seen and Forget: see merchants.Service.
-	Seen(key string) (merchants.Principal, bool)
-	Forget(keyHash string)
-}
-
-// Limiter is the per-key rate limit; Allow takes one token, AllowN n at
-// once (a costly GraphQL operation), and each returns the wait before a
-// retry.
-type Limiter interface {
-	Allow(key string) (ok bool, retryAfterSeconds int)
-	AllowN(key string, n int) (ok bool, retryAfterSeconds int)
-}
-
-// Deps are the operations the REST layer calls.
+// Deps are what the REST layer stands on: the shared request pipeline and
+// the operations.
 type Deps struct {
-	Auth    Authenticator
-	Limiter Limiter
-	Idem    *idem.Store
-	Ops     *Ops
+	Pipeline *pipeline.Pipeline
+	Services ops.Services
 }
 
 // API serves the REST paths under Prefix.
 type API struct {
-	deps   Deps
 	router *router
+	// chain is REST's chain of the pipeline's steps, around its handlers.
+	chain pipeline.Handler
 }
 
 // New builds the REST API.
 func New(d Deps) *API {
-	return &API{deps: d, router: newRouter(d.Ops.routes())}
+	a := &API{}
+	a.router = newRouter((&Ops{d.Services}).routes(), a.withKey)
+	p := d.Pipeline
+	a.chain = pipeline.Chain(a.answer,
+		p.Authenticated, pipeline.KeyKind, p.RateLimited, refuseBadParams,
+		pipeline.Tenant, pipeline.Body, p.Idempotency(idempotencyKey, a.operation, a.writeAnswer))
+	return a
 }
 
-// KeyFrom reads the API key of a request: X-API-KEY, or Authorization: Bearer.
-func KeyFrom(h http.Header) string {
-	if k := strings.TrimSpace(h.Get("X-API-KEY")); k != "" {
-		return k
-	}
-	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		return strings.TrimSpace(a[7:])
-	}
-	return ""
+// call is a REST request's own state in the pipeline (pipeline.Call.Input).
+type call struct {
+	rt  *Route
+	req Request
+	// badParam: a path segment that is not valid text.
+	badParam bool
+	// fast is the answer the route's WithKey found (found true).
+	fast  Result
+	found bool
 }
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,141 +90,90 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
+	c := &call{rt: rt, req: Request{Params: params}}
+	props := &rt.props
 	// A path segment that is not valid text (a NUL, invalid UTF-8) names
-	// nothing that could exist: after authentication, 404 on both
-	// databases (PostgreSQL could not even compare it).
-	badParam := false
+	// nothing that could exist: after authentication (by a look-up of the
+	// key, no shortcut), 404 on both databases (PostgreSQL could not even
+	// compare it).
 	for _, v := range params {
-		badParam = badParam || validate.Text(v) != ""
+		c.badParam = c.badParam || validate.Text(v) != ""
 	}
-	var p merchants.Principal
-	var fast Result
-	var found, missed bool
-	var err error
-	if !badParam {
-		p, fast, found, missed, err = a.withKey(ctx, rt, r, params)
+	if c.badParam {
+		props = &rt.plain
 	}
-	// A keyed POST on PostgreSQL confirms its API key in its idempotency
-	// look-up, a statement it makes anyway: a key seen before needs no
-	// statement of its own (one round trip of a withdrawal's five).
-	confirm := ""
-	if err == nil && !found && !badParam && r.Method == http.MethodPost && !rt.Lookup && a.deps.Idem.ConfirmsKeys() {
-		if ik := r.Header.Get("Idempotency-Key"); ik != "" && idem.CheckKey(ik) == nil {
-			if seen, ok := a.deps.Auth.Seen(KeyFrom(r.Header)); ok {
-				p, confirm = seen, seen.KeyHash
-			}
-		}
-	}
-	if err == nil && !found && confirm == "" {
-		p, err = Authenticate(ctx, a.deps.Auth, r.Header)
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if p.Kind != merchants.Secret && rt.Access != PublicKey {
-		a.fail(w, r, apperr.New(apperr.Forbidden, "this endpoint needs a secret key (SECK_...); public keys may only list banks and read rates"))
-		return
-	}
-	if a.deps.Limiter != nil {
-		if ok, retry := a.deps.Limiter.Allow(p.KeyPrefix + p.MerchantID + p.Mode + p.Kind); !ok {
-			w.Header().Set("Retry-After", itoa(retry))
-			a.fail(w, r, apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry))
-			return
-		}
-	}
-	if badParam {
-		a.fail(w, r, apperr.New(apperr.NotFound, "nothing found at %s", r.URL.Path))
-		return
-	}
-	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
-	ctx = obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
-	req := &Request{HTTP: r.WithContext(ctx), Params: params, Missed: missed}
-
-	if r.Method == http.MethodPost {
-		body, err := ReadBody(w, r)
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		req.Body = body
-	}
-	if found {
-		writeJSON(w, statusOf(fast), renderOK(fast), false)
-		return
-	}
-	if r.Method != http.MethodPost {
-		res, err := rt.Handle(ctx, req)
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		writeJSON(w, statusOf(res), renderOK(res), false)
-		return
-	}
-
-	do := a.deps.Idem.Do
-	if rt.Lookup {
-		do = a.deps.Idem.DoLookup // outside any transaction, keyed all the same
-	}
-	key := r.Header.Get("Idempotency-Key")
-	resp, replayed, err := do(ctx, idem.Request{
-		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, req.Body), KeyHash: confirm,
-	}, func(ctx context.Context) (idem.Response, bool) {
-		res, err := rt.Handle(ctx, req)
-		if err != nil {
-			e := a.logError(r.WithContext(ctx), err)
-			return idem.Response{Status: e.Kind.Status(), Body: renderError(e, obs.RequestID(ctx)), ContentType: jsonType}, false
-		}
-		return idem.Response{Status: statusOf(res), Body: renderOK(res), ContentType: jsonType}, true
-	})
-	if err != nil {
-		if errors.Is(err, idem.ErrKeyNotLive) {
-			a.deps.Auth.Forget(confirm)
-		}
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp.Status, resp.Body, replayed)
+	pipeline.Serve(a.chain, &pipeline.Call{W: w, R: r, Route: props, Input: c}, a.fail)
 }
 
-// withKey runs rt's WithKey, if it has one; missed says it ran and found
-// nothing. Its answer is written only after the same checks as any other
-// route's (key kind, rate limit).
-func (a *API) withKey(ctx context.Context, rt *Route, r *http.Request, params map[string]string) (p merchants.Principal, res Result, found, missed bool, err error) {
-	if rt.WithKey == nil {
-		return p, res, false, false, nil
+// refuseBadParams answers 404 for a path with a segment that is not valid
+// text, once the key's kind and rate limit are checked.
+func refuseBadParams(next pipeline.Handler) pipeline.Handler {
+	return func(pc *pipeline.Call) error {
+		if pc.Input.(*call).badParam {
+			return apperr.New(apperr.NotFound, "nothing found at %s", pc.R.URL.Path)
+		}
+		return next(pc)
 	}
-	key := KeyFrom(r.Header)
-	if key == "" {
-		return p, res, false, false, nil
+}
+
+// idempotencyKey is REST's key extractor: every POST is a write, keyed by
+// its Idempotency-Key header.
+func idempotencyKey(pc *pipeline.Call) (string, bool, error) {
+	return pc.R.Header.Get("Idempotency-Key"), pc.R.Method == http.MethodPost, nil
+}
+
+// request is the handler's view of pc.
+func request(pc *pipeline.Call) (*call, *Request) {
+	c := pc.Input.(*call)
+	c.req.HTTP, c.req.Body = pc.R, pc.Body
+	return c, &c.req
+}
+
+// answer serves a request that changes nothing (a GET).
+func (a *API) answer(pc *pipeline.Call) error {
+	c, req := request(pc)
+	if c.found {
+		writeJSON(pc.W, statusOf(c.fast), renderOK(c.fast), false)
+		return nil
 	}
-	p, res, found, err = rt.WithKey(ctx, key, &Request{HTTP: r, Params: params})
-	return p, res, found, !found && err == nil, err
+	res, err := c.rt.Handle(pc.R.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(pc.W, statusOf(res), renderOK(res), false)
+	return nil
+}
+
+// operation runs a POST's handler inside the idempotency step and renders
+// its answer, an error's included (stored for replay alike).
+func (a *API) operation(ctx context.Context, pc *pipeline.Call) (idem.Response, bool) {
+	c, req := request(pc)
+	res, err := c.rt.Handle(ctx, req)
+	if err != nil {
+		e := a.logError(pc.R.WithContext(ctx), err)
+		return idem.Response{Status: e.Kind.Status(), Body: renderError(e, obs.RequestID(ctx)), ContentType: jsonType}, false
+	}
+	return idem.Response{Status: statusOf(res), Body: renderOK(res), ContentType: jsonType}, true
+}
+
+func (a *API) writeAnswer(pc *pipeline.Call, resp idem.Response, replayed bool) {
+	writeJSON(pc.W, resp.Status, resp.Body, replayed)
+}
+
+// withKey is the pipeline's AuthenticateWith of a route with a WithKey:
+// found, its answer waits for the same checks as any other route's (key
+// kind, rate limit); missed tells the handler the look-up found nothing.
+func (a *API) withKey(pc *pipeline.Call, key string) (merchants.Principal, bool, error) {
+	c := pc.Input.(*call)
+	p, res, found, err := c.rt.WithKey(pc.R.Context(), key, &Request{HTTP: pc.R, Params: c.req.Params})
+	if err != nil {
+		return p, false, err
+	}
+	c.fast, c.found, c.req.Missed = res, found, !found
+	return p, found, nil
 }
 
 const jsonType = "application/json; charset=utf-8"
-
-// ReadBody checks the media type and reads at most MaxBody bytes. A body
-// of unknown length (chunked: ContentLength -1) is checked as any other.
-func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct != "" || r.ContentLength != 0 {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return nil, apperr.New(apperr.UnsupportedMediaType, "the request body must be application/json")
-		}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, apperr.New(apperr.PayloadTooLarge, "the request body is over 1 MiB")
-		}
-		return nil, apperr.Wrap(apperr.BadRequest, err, "could not read the request body")
-	}
-	return body, nil
-}
 
 // The routes a public key may call are meant for browsers (a public key is
 // safe to ship in a page), on the merchant's own site: they answer any origin
@@ -274,15 +210,6 @@ func allowOrigins(h http.Header) {
 	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After")
 }
 
-// Authenticate finds the caller of a request's key.
-func Authenticate(ctx context.Context, auth Authenticator, h http.Header) (merchants.Principal, error) {
-	key := KeyFrom(h)
-	if key == "" {
-		return merchants.Principal{}, apperr.New(apperr.Unauthorized, "missing API key: send it in the X-API-KEY header")
-	}
-	return auth.Authenticate(ctx, key)
-}
-
 func statusOf(res Result) int {
 	if res.Status == 0 {
 		return http.StatusOK
@@ -296,20 +223,22 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
-	SetRetryAfter(h, status)
+	pipeline.SetRetryAfter(h, status)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
 // fail writes an error envelope.
-func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := a.logError(r, err)
-	writeJSON(w, e.Kind.Status(), renderError(e, obs.RequestID(r.Context())), false)
-}
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) { WriteError(w, r, err) }
 
-// WriteError writes err in the envelope; other packages (the server's
-// middleware) use it so every error has one shape.
+// WriteError writes err in the envelope (with Retry-After when it is a
+// pipeline.RetryError); other packages (the server's middleware) use it so
+// every error has one shape.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var re *pipeline.RetryError
+	if errors.As(err, &re) {
+		w.Header().Set("Retry-After", pipeline.RetryAfter(re.After))
+	}
 	e := logErr(r, err)
 	writeJSON(w, e.Kind.Status(), renderError(e, obs.RequestID(r.Context())), false)
 }
@@ -330,11 +259,4 @@ func logErr(r *http.Request, err error) *apperr.Error {
 		obs.Log(r.Context()).Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "code", e.Kind, "err", err)
 	}
 	return e
-}
-
-func itoa(n int) string {
-	if n < 1 {
-		n = 1
-	}
-	return strconv.Itoa(n)
 }

@@ -94,19 +94,6 @@ func renderError(e *apperr.Error, requestID string) []byte {
 	return encode(errEnvelope{Status: false, StatusCode: e.Kind.Status(), Message: msg, Code: e.Kind, Errors: fields})
 }
 
-// unavailableRetryAfter is the Retry-After, in seconds, of a 503
-// UNAVAILABLE answer: the database is down, restarting or taking no writes
-// (a failover under way), which passes in seconds, not at once.
-const unavailableRetryAfter = "2"
-
-// SetRetryAfter tells the client of a 503 answer when to try again, unless
-// the answer already says (GraphQL's refusals use it too).
-func SetRetryAfter(h http.Header, status int) {
-	if status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
-		h.Set("Retry-After", unavailableRetryAfter)
-	}
-}
-
 // Num renders a decimal as a JSON number, exactly (never through float64).
 type Num = jsonx.Num
 

@@ -3,37 +3,12 @@ package rest
 import (
 	"net/http"
 
-	"merchantpay/internal/accounts"
-	"merchantpay/internal/banks"
-	"merchantpay/internal/cryptopay"
-	"merchantpay/internal/deposits"
-	"merchantpay/internal/ledger"
-	"merchantpay/internal/merchants"
-	"merchantpay/internal/rails"
-	"merchantpay/internal/rates"
-	"merchantpay/internal/swaps"
-	"merchantpay/internal/transactions"
-	"merchantpay/internal/wallets"
-	"merchantpay/internal/webhooks"
-	"merchantpay/internal/withdrawals"
+	"merchantpay/internal/ops"
 )
 
-// Ops are the operations behind the routes.
-type Ops struct {
-	Merchants    *merchants.Service
-	Wallets      *wallets.Service
-	Ledger       *ledger.Service
-	Transactions *transactions.Service
-	Accounts     *accounts.Service
-	Banks        *banks.Directory
-	NameEnquiry  *rails.NameEnquiry
-	Rates        *rates.Service
-	Swaps        *swaps.Service
-	Deposits     *deposits.Service
-	Webhooks     *webhooks.Service
-	Withdrawals  *withdrawals.Service
-	CryptoPay    *cryptopay.Service
-}
+// Ops are the REST handlers: methods on the operations they call, the
+// one Services struct both APIs take.
+type Ops struct{ ops.Services }
 
 // routes is the one route table of the REST API.
 func (o *Ops) routes() []Route {

@@ -6,16 +6,17 @@ import (
 	"strings"
 
 	"merchantpay/internal/merchants"
+	"merchantpay/pipeline"
 )
 
 // Access says which keys may call a route.
-type Access int
+type Access = pipeline.Access
 
 const (
 	// SecretKey routes need a secret key.
-	SecretKey Access = iota
+	SecretKey = pipeline.SecretKey
 	// PublicKey routes also take a public key (safe in a browser).
-	PublicKey
+	PublicKey = pipeline.PublicKey
 )
 
 // Request is what a handler sees.
@@ -50,15 +51,30 @@ type Route struct {
 	// sends the request the usual way: Authenticate, then Handle.
 	WithKey func(ctx context.Context, key string, r *Request) (p merchants.Principal, res Result, found bool, err error)
 	parts   []string
+	// props are the route's properties for the pipeline; plain the same
+	// without the shortcuts of authentication (a request refused anyway).
+	props, plain pipeline.Route
 }
 
 type router struct{ routes []*Route }
 
-func newRouter(routes []Route) *router {
+// newRouter builds the router of routes; withKey is the pipeline's
+// AuthenticateWith of a route with a WithKey.
+func newRouter(routes []Route, withKey func(*pipeline.Call, string) (merchants.Principal, bool, error)) *router {
 	r := &router{}
 	for i := range routes {
 		rt := routes[i]
 		rt.parts = split(rt.Pattern)
+		rt.plain = pipeline.Route{Access: rt.Access, Forbidden: forbidden, Lookup: rt.Lookup}
+		if rt.Method == http.MethodPost {
+			rt.plain.BodyLimit = pipeline.MaxBody
+		}
+		rt.props = rt.plain
+		// A keyed POST confirms a seen API key in its idempotency look-up.
+		rt.props.ConfirmSeenKey = rt.Method == http.MethodPost && !rt.Lookup
+		if rt.WithKey != nil {
+			rt.props.AuthenticateWith = withKey
+		}
 		r.routes = append(r.routes, &rt)
 	}
 	return r

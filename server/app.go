@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"merchantpay/graph"
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/broker"
@@ -23,6 +22,7 @@ import (
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
+	"merchantpay/internal/ops"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
@@ -33,6 +33,7 @@ import (
 	"merchantpay/internal/wallets"
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
+	"merchantpay/pipeline"
 	"merchantpay/rest"
 	"merchantpay/server/gqlws"
 )
@@ -191,24 +192,20 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 
-	var limiter rest.Limiter
+	var limiter pipeline.Limiter
 	var rl *ratelimit.Limiter
 	if cfg.RateLimit > 0 {
 		rl = ratelimit.New(cfg.RateLimit, cfg.RateBurst, time.Now)
 		limiter = rl
 	}
 	a.setupMetrics(rl)
-	api := rest.New(rest.Deps{
-		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem,
-		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
-			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
-			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay},
-	})
-	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
+	pipe := pipeline.New(a.Merchants, limiter, a.Idem)
+	svc := ops.Services{Merchants: a.Merchants, Wallets: a.Wallets, Ledger: a.Ledger, Transactions: a.Transactions,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
-		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
-		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals,
-		Exports: a.Exports, Clock: a.Clock}, limiter)
+		Deposits: a.Deposits, Webhooks: a.Webhooks, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay,
+		Outbox: a.Outbox, Broker: a.Broker, Exports: a.Exports, Clock: a.Clock}
+	api := rest.New(rest.Deps{Pipeline: pipe, Services: svc})
+	gql := newGraphQL(a, svc, pipe)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {

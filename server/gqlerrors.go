@@ -17,7 +17,7 @@ import (
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
 	"merchantpay/internal/store"
-	"merchantpay/rest"
+	"merchantpay/pipeline"
 )
 
 // presentError maps error kinds to extensions.code (apperr's table), naming bad
@@ -183,14 +183,14 @@ func setExt(e *gqlerror.Error, k string, v any) {
 // header asks for (application/graphql-response+json: without data).
 func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 	metrics.SetCode(r.Context(), string(apperr.As(err).Kind))
-	var re *retryError
+	var re *pipeline.RetryError
 	if errors.As(err, &re) {
-		w.Header().Set("Retry-After", strconv.Itoa(re.after))
+		w.Header().Set("Retry-After", pipeline.RetryAfter(re.After))
 	}
 	media := negotiate(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media)
 	status := apperr.As(err).Kind.Status()
-	rest.SetRetryAfter(w.Header(), status)
+	pipeline.SetRetryAfter(w.Header(), status)
 	w.WriteHeader(status)
 	answer := failure(r.Context(), err)
 	if media == mediaGraphQLResponse {
@@ -201,7 +201,7 @@ func gqlFail(w http.ResponseWriter, r *http.Request, err error) {
 
 // failure is the GraphQL answer to a request refused before execution.
 func failure(ctx context.Context, err error) map[string]any {
-	e := apperr.As(err) // a retryError unwraps to its *apperr.Error
+	e := apperr.As(err) // a pipeline.RetryError unwraps to its *apperr.Error
 	msg := e.Message
 	if e.Kind == apperr.Internal {
 		obs.Log(ctx).Log(ctx, obs.FailureLevel(ctx), "graphql request failed", "err", err)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime"
@@ -18,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/pipeline"
 )
 
 // GraphQL over plain HTTP, as the GraphQL-over-HTTP specification has it:
@@ -217,29 +217,25 @@ func operationOf(p *graphql.RawParams) (*ast.QueryDocument, *ast.OperationDefini
 	return doc, op
 }
 
-// serveGet answers GET /graphql with a query in its URL. A mutation is
-// refused before it is looked at further: GET is safe by HTTP's rules, so
-// anything that may follow a link or prefetch it must not change a thing.
-func (h *gqlHandler) serveGet(w http.ResponseWriter, r *http.Request) {
-	p, err := h.authorize(r)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
+// decodeURL is the GET transport's decoding step: a query in the URL. A
+// mutation is refused before it is looked at further: GET is safe by
+// HTTP's rules, so anything that may follow a link or prefetch it must not
+// change a thing.
+func decodeURL(next pipeline.Handler) pipeline.Handler {
+	return func(c *pipeline.Call) error {
+		params, err := paramsFromURL(c.R.URL.RawQuery)
+		if err != nil {
+			return err
+		}
+		if _, op := operationOf(params); op != nil && op.Operation == ast.Mutation {
+			c.W.Header().Set("Allow", http.MethodPost)
+			return apperr.New(apperr.MethodNotAllowed, "a mutation is sent with POST; GET runs queries only")
+		}
+		g := c.Input.(*gqlCall)
+		g.params = params
+		overHTTP(c, g)
+		return next(c)
 	}
-	params, err := paramsFromURL(r.URL.RawQuery)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
-	}
-	if _, op := operationOf(params); op != nil && op.Operation == ast.Mutation {
-		w.Header().Set("Allow", http.MethodPost)
-		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "a mutation is sent with POST; GET runs queries only"))
-		return
-	}
-	st := &httpStatus{}
-	ctx := context.WithValue(withPrincipal(r.Context(), p), overHTTPKey{}, true)
-	ctx = context.WithValue(ctx, httpStatusKey{}, st)
-	h.srv.ServeHTTP(statusWriter{w, st}, r.WithContext(ctx))
 }
 
 // httpTransport is the gqlgen transport of GraphQL over plain HTTP (GET

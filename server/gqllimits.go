@@ -16,6 +16,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/merchants"
+	"merchantpay/pipeline"
 )
 
 // operationLimits keeps one GraphQL operation from occupying the service:
@@ -65,8 +66,8 @@ func (l operationLimits) MutateOperationContext(ctx context.Context, oc *graphql
 			map[string]any{"cost": cost, "maxCost": l.maxCost})
 	}
 	p, ok := merchants.PrincipalFrom(ctx)
-	if extra := tokensFor(cost) - 1; extra > 0 && ok && l.h.limiter != nil {
-		if ok, retry := l.h.limiter.AllowN(limiterKey(p), extra); !ok {
+	if extra := tokensFor(cost) - 1; extra > 0 && ok && l.h.pipe.Limiter != nil {
+		if ok, retry := l.h.pipe.Limiter.AllowN(pipeline.LimiterKey(p), extra); !ok {
 			if st, _ := ctx.Value(httpStatusKey{}).(*httpStatus); st != nil {
 				st.set(http.StatusTooManyRequests, retry)
 			}

@@ -11,25 +11,24 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
-	"merchantpay/internal/merchants"
+	"merchantpay/pipeline"
 )
 
-// mutate runs the mutation request r (its body: body) in one database
-// transaction with its idempotency record, exactly as a REST POST runs.
-func (h *gqlHandler) mutate(ctx context.Context, r *http.Request, p merchants.Principal, key string, body []byte) (idem.Response, bool, error) {
-	return h.app.Idem.Do(ctx, idem.Request{
-		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
-	}, func(ctx context.Context) (idem.Response, bool) {
-		out := &outcome{}
-		rec := newBuffer()
-		h.srv.ServeHTTP(rec, requestWith(r, context.WithValue(ctx, outcomeKey{}, out), body))
-		status := rec.status
-		if s := out.worst(); s > status {
-			status = s
-		}
-		ok := rec.status == http.StatusOK && !out.failed()
-		return idem.Response{Status: status, Body: rec.buf.Bytes(), ContentType: rec.Header().Get("Content-Type")}, ok
-	})
+// execute is the idempotency step's Operation for GraphQL: it runs the
+// mutation request c (its body: c.Body) in ctx, inside the transaction
+// idem.Store.Do holds with its idempotency record, exactly as a REST POST
+// runs, and keeps the answer for storing. A mutation with errors rolls
+// back.
+func (h *gqlHandler) execute(ctx context.Context, c *pipeline.Call) (idem.Response, bool) {
+	out := &outcome{}
+	rec := newBuffer()
+	h.srv.ServeHTTP(rec, requestWith(c.R, context.WithValue(ctx, outcomeKey{}, out), c.Body))
+	status := rec.status
+	if s := out.worst(); s > status {
+		status = s
+	}
+	ok := rec.status == http.StatusOK && !out.failed()
+	return idem.Response{Status: status, Body: rec.buf.Bytes(), ContentType: rec.Header().Get("Content-Type")}, ok
 }
 
 func requestWith(r *http.Request, ctx context.Context, body []byte) *http.Request {

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"merchantpay/internal/merchants"
+	"merchantpay/pipeline"
 )
 
 // depthLimit refuses operations nested deeper than max. An
@@ -45,10 +46,10 @@ func (l wsRateLimit) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if !ok {
 		return nil
 	}
-	if err := l.h.allow(p); err != nil {
-		var re *retryError
+	if err := l.h.pipe.Allow(p); err != nil {
+		var re *pipeline.RetryError
 		errors.As(err, &re)
-		return &gqlerror.Error{Message: re.err.Message, Err: re.err}
+		return &gqlerror.Error{Message: re.Err.Message, Err: re.Err}
 	}
 	return nil
 }

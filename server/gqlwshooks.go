@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/obs"
-	"merchantpay/rest"
+	"merchantpay/pipeline"
 	"merchantpay/server/gqlws"
 )
 
@@ -27,17 +28,17 @@ func (h *gqlHandler) wsInit(ctx context.Context, payload map[string]any) (contex
 			hdr.Set(k, s)
 		}
 	}
-	p, err := rest.Authenticate(ctx, h.app.Merchants, hdr)
-	if err == nil && p.Kind != merchants.Secret {
-		err = apperr.New(apperr.Forbidden, "subscriptions need a secret key")
+	p, err := h.pipe.Authenticate(ctx, hdr)
+	if err == nil {
+		err = pipeline.CheckKind(p, &gqlSocket)
 	}
 	if err != nil {
 		return ctx, &gqlws.CloseError{Code: gqlws.CodeForbidden, Reason: "Forbidden: " + apperr.As(err).Message}
 	}
-	if err := h.allow(p); err != nil {
+	if err := h.pipe.Allow(p); err != nil {
 		return ctx, &gqlws.CloseError{Code: gqlws.CodeTooManyRequests, Reason: "Too many requests: " + apperr.As(err).Message}
 	}
-	return withPrincipal(ctx, p), nil
+	return pipeline.WithPrincipal(ctx, p), nil
 }
 
 // keyRolled closes a WebSocket connection whose API key no longer
@@ -65,11 +66,11 @@ func (h *gqlHandler) wsAuthorize(ctx context.Context) error {
 }
 
 // wsMutation is the WebSocket transport's Mutation hook: a mutation sent
-// over a connection runs as POST /graphql runs one (rate limit, one
-// database transaction, idempotency by its input's idempotencyKey, there
-// being no per-message headers), and its answer, replays included, is the
-// body POST /graphql would send. Queries and subscriptions stay with the
-// executor.
+// over a connection runs as POST /graphql runs one, through the same
+// pipeline steps (rate limit, idempotency: one database transaction,
+// keyed by its input's idempotencyKey, there being no per-message
+// headers), and its answer, replays included, is the body POST /graphql
+// would send. Queries and subscriptions stay with the executor.
 func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() json.RawMessage, bool) {
 	params, perr := decodeParams(payload)
 	if perr != nil {
@@ -87,15 +88,15 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 		if !ok {
 			return nil, apperr.New(apperr.Unauthorized, "the connection is not authenticated")
 		}
-		if err := h.allow(p); err != nil {
-			return nil, err
-		}
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/graphql", nil)
 		if err != nil {
 			return nil, err
 		}
-		resp, _, err := h.mutate(ctx, r, p, key, payload)
-		return resp.Body, err
+		g := &gqlCall{key: key}
+		if err := h.wsMutate(&pipeline.Call{R: r, Route: &gqlSocket, Principal: p, Body: payload, Input: g}); err != nil {
+			return nil, err
+		}
+		return g.answer, nil
 	}
 	return func() json.RawMessage {
 		body, err := run()
@@ -104,6 +105,19 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 		}
 		return body
 	}, true
+}
+
+// socketKey is the WebSocket transport's key extractor: wsMutation has
+// found the mutation and its input's idempotencyKey.
+func socketKey(c *pipeline.Call) (string, bool, error) { return c.Input.(*gqlCall).key, true, nil }
+
+// keepAnswer keeps a WebSocket mutation's answer for its next message.
+func keepAnswer(c *pipeline.Call, resp idem.Response, _ bool) { c.Input.(*gqlCall).answer = resp.Body }
+
+// notMutation ends the WebSocket mutations' chain; it is never reached,
+// socketKey calling every request a write.
+func notMutation(*pipeline.Call) error {
+	return apperr.New(apperr.Internal, "a WebSocket mutation went past the idempotency step")
 }
 
 func originChecker(allowed []string) func(r *http.Request) bool {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -14,11 +15,12 @@ import (
 
 	"merchantpay/graph"
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
-	"merchantpay/internal/tenant"
-	"merchantpay/rest"
+	"merchantpay/internal/ops"
+	"merchantpay/pipeline"
 	"merchantpay/server/gqlws"
 )
 
@@ -26,16 +28,49 @@ import (
 // (introspection-only operations excepted: see depthLimit).
 const maxDepth = 12
 
+// GraphQL's rows of route properties for the shared pipeline: a POST reads
+// a body, a GET its URL, a WebSocket upgrade neither; all need a secret
+// key.
+var (
+	gqlPost    = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)", BodyLimit: pipeline.MaxBody}
+	gqlGet     = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)"}
+	gqlUpgrade = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)"}
+	gqlSocket  = pipeline.Route{Forbidden: "subscriptions need a secret key"}
+)
+
 type gqlHandler struct {
-	app     *App
-	srv     *handler.Server
-	limiter rest.Limiter
+	app  *App
+	pipe *pipeline.Pipeline
+	srv  *handler.Server
+	// The chains of the shared pipeline's steps, one per way in.
+	post, get, upgrade, wsMutate pipeline.Handler
 }
 
-func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
+// gqlCall is a GraphQL request's own state in the pipeline
+// (pipeline.Call.Input).
+type gqlCall struct {
+	params *graphql.RawParams
+	// st is the status an operation refused by its limits asks for.
+	st *httpStatus
+	// key is a WebSocket mutation's idempotency key, found by
+	// wsMutation; answer its answer.
+	key    string
+	answer []byte
+}
+
+func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Svc: svc}})
 	srv := handler.New(schema)
-	h := &gqlHandler{app: a, srv: srv, limiter: limiter}
+	h := &gqlHandler{app: a, srv: srv, pipe: pipe}
+	h.post = pipeline.Chain(h.query,
+		pipe.Authenticated, pipeline.KeyKind, pipe.RateLimited, pipeline.Body, pipeline.Tenant,
+		decodeBody, pipe.Idempotency(httpKey, h.execute, writeMutation))
+	h.get = pipeline.Chain(h.query,
+		pipe.Authenticated, pipeline.KeyKind, pipe.RateLimited, pipeline.Tenant, decodeURL)
+	h.upgrade = pipeline.Chain(h.serveSocket,
+		pipe.Authenticated, pipeline.KeyKind, pipe.RateLimited, pipeline.Tenant)
+	h.wsMutate = pipeline.Chain(notMutation,
+		pipe.RateLimited, pipe.Idempotency(socketKey, h.execute, keepAnswer))
 	// Our own WebSocket transport: one goroutine per idle subscriber
 	// (server/gqlws), where gqlgen's keeps three and the HTTP buffers.
 	a.WebSockets = &gqlws.Server{
@@ -73,118 +108,95 @@ func newGraphQL(a *App, svc graph.Services, limiter rest.Limiter) http.Handler {
 	return h
 }
 
-func withPrincipal(ctx context.Context, p merchants.Principal) context.Context {
-	ctx = merchants.WithPrincipal(tenant.With(ctx, p.Tenant()), p)
-	return obs.With(ctx, "merchant", p.MerchantID, "mode", p.Mode)
-}
-
 func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if websocket.IsWebSocketUpgrade(r) {
 		metrics.SetRoute(ctx, "graphql websocket")
-		if rest.KeyFrom(r.Header) != "" {
-			p, err := h.authorize(r)
-			if err != nil {
-				gqlFail(w, r, err)
-				return
-			}
-			r = r.WithContext(withPrincipal(ctx, p))
+		if pipeline.KeyFrom(r.Header) == "" {
+			// Authenticated by its connection_init payload (wsInit).
+			h.srv.ServeHTTP(w, r)
+			return
 		}
-		h.srv.ServeHTTP(w, r)
+		pipeline.Serve(h.upgrade, &pipeline.Call{W: w, R: r, Route: &gqlUpgrade}, gqlFail)
 		return
 	}
 	// Named again by its operation once it is parsed (observeOperation).
 	metrics.SetRoute(ctx, "graphql")
 	switch r.Method {
 	case http.MethodGet:
-		h.serveGet(w, r)
-		return
+		pipeline.Serve(h.get, &pipeline.Call{W: w, R: r, Route: &gqlGet, Input: &gqlCall{}}, gqlFail)
 	case http.MethodPost:
+		pipeline.Serve(h.post, &pipeline.Call{W: w, R: r, Route: &gqlPost, Input: &gqlCall{}}, gqlFail)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests, GET requests for queries, and WebSocket upgrades for subscriptions"))
-		return
 	}
-	p, err := h.authorize(r)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
+}
+
+// serveSocket hands an authenticated WebSocket upgrade to the transport.
+func (h *gqlHandler) serveSocket(c *pipeline.Call) error {
+	h.srv.ServeHTTP(c.W, c.R)
+	return nil
+}
+
+// decodeBody is the POST transport's decoding step: the body is one JSON
+// value and nothing after it (the key extractor and the executor must
+// read the same request, or a mutation could run outside its transaction
+// and its Idempotency-Key), holding a GraphQL request.
+func decodeBody(next pipeline.Handler) pipeline.Handler {
+	return func(c *pipeline.Call) error {
+		if !json.Valid(c.Body) {
+			return apperr.New(apperr.BadRequest, "the request body is not valid JSON")
+		}
+		params, err := decodeParams(c.Body)
+		if err != nil {
+			return err
+		}
+		g := c.Input.(*gqlCall)
+		g.params = params
+		overHTTP(c, g)
+		return next(c)
 	}
-	body, err := rest.ReadBody(w, r)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
+}
+
+// overHTTP marks c's context as a request over plain HTTP, with the status
+// its operation's limits may ask for.
+func overHTTP(c *pipeline.Call, g *gqlCall) {
+	g.st = &httpStatus{}
+	ctx := context.WithValue(c.R.Context(), overHTTPKey{}, true)
+	c.R = c.R.WithContext(context.WithValue(ctx, httpStatusKey{}, g.st))
+}
+
+// httpKey is the POST transport's key extractor: a mutation is a write,
+// keyed by the Idempotency-Key header, else its input.idempotencyKey; a
+// keyed request holds exactly one mutation.
+func httpKey(c *pipeline.Call) (string, bool, error) {
+	key, mutation, err := inspect(c.Input.(*gqlCall).params, c.R.Header.Get("Idempotency-Key"))
+	return key, mutation, err
+}
+
+// query runs a request that is no mutation, its answer streamed.
+func (h *gqlHandler) query(c *pipeline.Call) error {
+	g := c.Input.(*gqlCall)
+	r := c.R
+	if r.Method == http.MethodPost {
+		r = requestWith(c.R, c.R.Context(), c.Body) // the body read by the Body step
 	}
-	// One JSON value and nothing after it: inspect and the transport must
-	// read the same request, or a mutation could run outside its
-	// transaction and its Idempotency-Key.
-	if !json.Valid(body) {
-		gqlFail(w, r, apperr.New(apperr.BadRequest, "the request body is not valid JSON"))
-		return
-	}
-	params, err := decodeParams(body)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
-	}
-	ctx = context.WithValue(withPrincipal(ctx, p), overHTTPKey{}, true)
-	key, mutation, err := inspect(params, r.Header.Get("Idempotency-Key"))
-	if err != nil {
-		gqlFail(w, r, err)
-		return
-	}
-	st := &httpStatus{}
-	ctx = context.WithValue(ctx, httpStatusKey{}, st)
-	if !mutation {
-		h.srv.ServeHTTP(statusWriter{w, st}, requestWith(r, ctx, body))
-		return
-	}
-	resp, replayed, err := h.mutate(ctx, r, p, key, body)
-	if err != nil {
-		gqlFail(w, r, err)
-		return
-	}
+	h.srv.ServeHTTP(statusWriter{c.W, g.st}, r)
+	return nil
+}
+
+// writeMutation writes a mutation's answer, stored or replayed. The status
+// follows from the answer, replayed or not (a refusal by the rate limit
+// excepted); the status stored only decides what is replayed.
+func writeMutation(c *pipeline.Call, resp idem.Response, replayed bool) {
+	w := c.W
 	if resp.ContentType != "" {
 		w.Header().Set("Content-Type", resp.ContentType)
 	}
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	// The status follows from the answer, replayed or not (a refusal by
-	// the rate limit excepted); the status stored above only decides what
-	// is replayed.
-	w.WriteHeader(st.apply(w.Header(), answerStatus(resp.ContentType, resp.Body)))
+	w.WriteHeader(c.Input.(*gqlCall).st.apply(w.Header(), answerStatus(resp.ContentType, resp.Body)))
 	_, _ = w.Write(resp.Body)
 }
-
-func (h *gqlHandler) authorize(r *http.Request) (merchants.Principal, error) {
-	p, err := rest.Authenticate(r.Context(), h.app.Merchants, r.Header)
-	if err != nil {
-		return p, err
-	}
-	if p.Kind != merchants.Secret {
-		return p, apperr.New(apperr.Forbidden, "GraphQL needs a secret key (SECK_...)")
-	}
-	return p, h.allow(p)
-}
-
-// allow applies the per-key rate limit.
-func (h *gqlHandler) allow(p merchants.Principal) error {
-	if h.limiter != nil {
-		if ok, retry := h.limiter.Allow(limiterKey(p)); !ok {
-			return &retryError{apperr.New(apperr.RateLimited, "too many requests for this key; retry after %d s", retry), retry}
-		}
-	}
-	return nil
-}
-
-// limiterKey is p's bucket in the rate limit, the one REST uses.
-func limiterKey(p merchants.Principal) string { return p.KeyPrefix + p.MerchantID + p.Mode + p.Kind }
-
-type retryError struct {
-	err   *apperr.Error
-	after int
-}
-
-func (e *retryError) Error() string { return e.err.Error() }
-func (e *retryError) Unwrap() error { return e.err }
