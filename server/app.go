@@ -208,7 +208,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
 		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals,
-		Exports: a.Exports, Clock: a.Clock}, limiter)
+		Exports: a.Exports, Clock: a.Clock, Simulations: opt.Simulations}, limiter)
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {
