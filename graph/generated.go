@@ -206,10 +206,11 @@ type ComplexityRoot struct {
 	}
 
 	Merchant struct {
-		Email func(childComplexity int) int
-		ID    func(childComplexity int) int
-		Mode  func(childComplexity int) int
-		Name  func(childComplexity int) int
+		Email       func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Mode        func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Simulations func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -1179,6 +1180,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Merchant.Name(childComplexity), true
+	case "Merchant.simulations":
+		if e.ComplexityRoot.Merchant.Simulations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Merchant.Simulations(childComplexity), true
 
 	case "Mutation.completeCryptoPay":
 		if e.ComplexityRoot.Mutation.CompleteCryptoPay == nil {
@@ -3161,6 +3168,15 @@ type ExportToken {
   expiresAt: Time!
 }
 
+extend type Merchant {
+  """
+  Whether the sandbox's simulations (fundBalance, simulateBankTransfer,
+  completeCryptoPay) are offered to the calling key's mode: in test mode, and
+  in live mode while live mode runs on the sandbox rails (the default).
+  """
+  simulations: Boolean!
+}
+
 extend type Query {
   "Ledger entries of the merchant's balance in one currency, newest first, with the available balance after each."
   balanceHistory(currency: String!, first: Int, after: String): BalanceEntryConnection!
@@ -3524,6 +3540,8 @@ func (ec *executionContext) childFields_Merchant(ctx context.Context, field grap
 		return ec.fieldContext_Merchant_email(ctx, field)
 	case "mode":
 		return ec.fieldContext_Merchant_mode(ctx, field)
+	case "simulations":
+		return ec.fieldContext_Merchant_simulations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Merchant", field.Name)
 }
@@ -7175,6 +7193,29 @@ func (ec *executionContext) _Merchant_mode(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Merchant_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type Mode does not have child fields"))
+}
+
+func (ec *executionContext) _Merchant_simulations(ctx context.Context, field graphql.CollectedField, obj *model.Merchant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Merchant_simulations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Simulations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Merchant_simulations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createWallet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -15142,6 +15183,11 @@ func (ec *executionContext) _Merchant(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "mode":
 			out.Values[i] = ec._Merchant_mode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulations":
+			out.Values[i] = ec._Merchant_simulations(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -243,7 +243,8 @@ func (r *queryResolver) Me(ctx context.Context) (*model.Merchant, error) {
 	if p.Mode == tenant.Live {
 		mode = model.ModeLive
 	}
-	return &model.Merchant{ID: p.MerchantID, Name: p.MerchantName, Email: p.Email, Mode: mode}, nil
+	return &model.Merchant{ID: p.MerchantID, Name: p.MerchantName, Email: p.Email, Mode: mode,
+		Simulations: r.Svc.Simulations.Offered(p.Mode)}, nil
 }
 
 // Wallet is the resolver for the wallet field.

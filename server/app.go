@@ -203,7 +203,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	svc := ops.Services{Merchants: a.Merchants, Wallets: a.Wallets, Ledger: a.Ledger, Transactions: a.Transactions,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, Webhooks: a.Webhooks, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay,
-		Outbox: a.Outbox, Broker: a.Broker, Exports: a.Exports, Clock: a.Clock}
+		Outbox: a.Outbox, Broker: a.Broker, Exports: a.Exports, Clock: a.Clock, Simulations: opt.Simulations}
 	api := rest.New(rest.Deps{Pipeline: pipe, Services: svc})
 	gql := newGraphQL(a, svc, pipe)
 	a.handler = a.routes(api, gql)

@@ -36,6 +36,9 @@ type dashboardSeen struct {
 	Detail, Quote, Delivery, Resent, Funded      string
 	NewKey                                       string
 	KeysAfterRoll                                [][]string
+	TestCryptoPay, EnrolFocus, Started           string
+	TestCryptoPayControls                        int
+	Checkout                                     struct{ URL, Amount, Currency string }
 	FirstFocus                                   string
 	EndpointsLeft                                int
 	Time                                         struct{ Text, Title, ISO string }
@@ -48,7 +51,9 @@ type dashboardSeen struct {
 // is back), the transactions filtered and their CSV (checked against GET
 // /transactions), a transaction's detail, a webhook endpoint with its test
 // delivery and attempt, and a roll of the keys with an overlap during
-// which both keys work. axe-core finds no serious or critical violation on
+// which both keys work; the Sandbox page funds a balance and, with the
+// live key (live mode on the sandbox rails), enrols for crypto-pay and
+// opens a pending checkout. axe-core finds no serious or critical violation on
 // any page. Screenshots of each page go to the test's artifact directory
 // (kept with `go test -artifacts`), or to MERCHANTPAY_SCREENSHOTS when set.
 // It needs no database feature: SQLite only.
@@ -87,6 +92,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		"csv":         csvPath,
 		// Not UTC, so that local times differ from UTC ones.
 		"timezoneId": "Africa/Lagos",
+		"checkout": map[string]any{"product": "Blue Mug", "amount": "2500.5", "currency": "NGN", "enrolment": map[string]string{
+			"Business name": "Dashboard Shop Ltd", "Logo URL": "https://shop.example/logo.png", "Website": "https://shop.example",
+			"Success URL": "https://shop.example/thanks", "Failure URL": "https://shop.example/sorry",
+		}},
 	})
 	var got dashboardSeen
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -120,7 +129,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers", "Sandbox"}; !slices.Equal(got.Links, want) {
 		t.Errorf("navigation %q, want %q", got.Links, want)
 	}
-	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers"}; !slices.Equal(got.LiveLinks, want) ||
+	if want := []string{"Overview", "Transactions", "Balance history", "Wallets", "Developers", "Sandbox"}; !slices.Equal(got.LiveLinks, want) ||
 		got.LiveBanners != 0 {
 		t.Errorf("with the live key: navigation %q, %d test-mode banners", got.LiveLinks, got.LiveBanners)
 	}
@@ -135,7 +144,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("axe-core on %s: %v", page, found)
 		}
 	}
-	for _, name := range []string{"sign-in", "overview", "transactions", "transaction", "balance-history", "wallets", "developers", "sandbox"} {
+	for _, name := range []string{"sign-in", "overview", "transactions", "transaction", "balance-history", "wallets", "developers", "sandbox", "sandbox-live"} {
 		if st, err := os.Stat(filepath.Join(shots, name+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot of %s: %v", name, err)
 		}
@@ -238,6 +247,31 @@ func TestDashboardInBrowser(t *testing.T) {
 	e.REST("GET", "/balances", got.NewKey, nil).Expect(http.StatusOK)
 	if !strings.Contains(got.Funded, "6153.00 NGN") { // 5 deposits of 1500.5, a swap of 1600, 250.5
 		t.Errorf("the sandbox's funding said %q", got.Funded)
+	}
+
+	// The Sandbox page and crypto-pay: live mode only, so nothing to click
+	// in test mode; with the live key, an enrolment (approved at once) and
+	// a pending deposit whose hosted checkout opened in a new tab.
+	if !strings.Contains(got.TestCryptoPay, "live mode only") || got.TestCryptoPayControls != 0 {
+		t.Errorf("in test mode the crypto-pay checkout says %q with %d controls", got.TestCryptoPay, got.TestCryptoPayControls)
+	}
+	if got.EnrolFocus != "Business name" {
+		t.Errorf("asked for the enrolment, the focus went to %q", got.EnrolFocus)
+	}
+	if enr, err := e.App.CryptoPay.Enrolment(liveCtx(m)); err != nil || enr.BusinessName != "Dashboard Shop Ltd" || enr.SuccessURL != "https://shop.example/thanks" {
+		t.Errorf("the enrolment after the Sandbox page: %+v, %v", enr, err)
+	}
+	pending := e.REST("GET", "/transactions?type=DEPOSIT&status=pending", m.LiveSecret, nil).Expect(http.StatusOK).List()
+	if len(pending) != 1 {
+		t.Fatalf("live pending deposits after the checkout: %v", pending)
+	}
+	dep := pending[0].(map[string]any)
+	if ref, _ := dep["reference"].(string); ref == "" || !strings.Contains(got.Started, ref) || !strings.Contains(got.Started, "is pending") ||
+		dep["currency"] != "NGN" {
+		t.Errorf("the page said %q of the deposit %v", got.Started, dep)
+	}
+	if !strings.HasPrefix(got.Checkout.URL, e.URL+"/checkout/") || got.Checkout.Amount != "2500.5" || got.Checkout.Currency != "NGN" {
+		t.Errorf("the opened checkout: %+v", got.Checkout)
 	}
 }
 

@@ -54,9 +54,16 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 		case p == openapi.Path:
 			metrics.SetRoute(r.Context(), "openapi")
 			openapi.Handler().ServeHTTP(w, r)
-		case p == apidocs.Prefix || strings.HasPrefix(p, apidocs.Prefix+"/"):
+		case apidocs.IsPage(p):
 			metrics.SetRoute(r.Context(), "docs")
-			apidocs.Docs().ServeHTTP(w, r)
+			if err := apidocs.ServePage(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
+		case strings.HasPrefix(p, apidocs.Prefix+"/"):
+			metrics.SetRoute(r.Context(), "docs")
+			if err := apidocs.ServeAsset(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
 		case strings.HasPrefix(p, graphiql.Prefix):
 			metrics.SetRoute(r.Context(), "graphiql")
 			if err := graphiql.ServeAsset(w, r); err != nil {

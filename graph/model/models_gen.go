@@ -304,6 +304,10 @@ type Merchant struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 	Mode  Mode   `json:"mode"`
+	// Whether the sandbox's simulations (fundBalance, simulateBankTransfer,
+	// completeCryptoPay) are offered to the calling key's mode: in test mode, and
+	// in live mode while live mode runs on the sandbox rails (the default).
+	Simulations bool `json:"simulations"`
 }
 
 type Mutation struct {

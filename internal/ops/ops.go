@@ -48,4 +48,7 @@ type Services struct {
 	Exports *exports.Service
 	// Clock says what "today" is (volumeToday).
 	Clock clock.Clock
+	// Simulations says in which modes the sandbox's simulations are
+	// offered (Merchant.simulations), as the services that run them see it.
+	Simulations rails.Simulations
 }

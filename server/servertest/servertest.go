@@ -20,6 +20,7 @@ import (
 
 	"merchantpay/internal/clock"
 	"merchantpay/internal/merchants"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/testdb"
 	"merchantpay/rest"
 	"merchantpay/server"
@@ -50,6 +51,7 @@ type settings struct {
 	noWorkers   bool
 	resolver    *net.Resolver
 	captureLogs bool
+	simulations rails.Simulations
 }
 
 // With sets one environment variable.
@@ -63,6 +65,10 @@ func WithoutWorkers() Option { return func(s *settings) { s.noWorkers = true } }
 // (WEBHOOK_ALLOW_PRIVATE=false). By default the harness turns it off, so
 // tests can deliver to receivers on 127.0.0.1.
 func WithWebhookGuard() Option { return With("WEBHOOK_ALLOW_PRIVATE", "false") }
+
+// WithSimulations offers the sandbox's simulations in the modes s says,
+// instead of those the configuration gives.
+func WithSimulations(s rails.Simulations) Option { return func(set *settings) { set.simulations = s } }
 
 // WithWebhookResolver makes the service look webhook hosts up through r,
 // when endpoints are saved and when deliveries connect.
@@ -146,7 +152,8 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 		logTo = slog.NewMultiHandler(logTo, slog.NewJSONHandler(e.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	log := slog.New(logTo)
-	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log, WebhookResolver: set.resolver})
+	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log, WebhookResolver: set.resolver,
+		Simulations: set.simulations})
 	if err != nil {
 		t.Fatalf("start service: %v", err)
 	}

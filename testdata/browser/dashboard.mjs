@@ -5,19 +5,22 @@
 // through REST arrive in "Live activity" (and another one made while the
 // page's WebSocket was dropped), filters the transactions and downloads
 // their CSV, opens one transaction, creates a webhook endpoint and sends it
-// a test event, then rolls the keys with an overlap; signed out, it signs
-// in again with the live key. On every page axe-core looks for
-// accessibility violations, and a screenshot is taken. Reads {"url",
-// "key", "liveKey", "depositUrl", "depositBody", "hookUrl", "overlap",
-// "shots", "csv", "timezoneId"} as JSON on stdin; prints what it saw as
-// JSON. Exits non-zero when the browser itself fails or a step does not
+// a test event, then rolls the keys with an overlap, funds a balance on
+// the Sandbox page and reads why it offers no crypto-pay checkout in test
+// mode; signed out, it signs in again with the live key and, on the
+// Sandbox page, enrols for crypto-pay and opens a pending checkout. On
+// every page axe-core looks for accessibility violations, and a
+// screenshot is taken. Reads {"url", "key", "liveKey", "depositUrl",
+// "depositBody", "hookUrl", "overlap", "shots", "csv", "timezoneId",
+// "checkout": {"product", "amount", "currency", "enrolment": {label:
+// value}}} as JSON on stdin; prints what it saw as JSON. Exits non-zero when the browser itself fails or a step does not
 // happen in time.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { input, withPage } from './browser.mjs';
 
-const { url, key, liveKey, depositUrl, depositBody, hookUrl, overlap, shots, csv, timezoneId } = await input();
+const { url, key, liveKey, depositUrl, depositBody, hookUrl, overlap, shots, csv, timezoneId, checkout } = await input();
 const origin = new URL(url).origin;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -268,18 +271,52 @@ async function run(page) {
   await fund.getByRole('button', { name: 'Fund balance' }).click();
   out.funded = await page.getByRole('status').filter({ hasText: 'available is now' }).textContent();
   await check(page, 'sandbox');
+  // Crypto-pay is live-mode only: in test mode the page says so and
+  // offers no control that could only fail.
+  const testCheckout = page.getByRole('region', { name: 'Open a crypto-pay checkout' });
+  out.testCryptoPay = await testCheckout.textContent();
+  out.testCryptoPayControls = await testCheckout.locator('input, select, button').count();
 
   // Sign out forgets the key.
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByLabel('Secret key').waitFor();
   out.storedAfterSignOut = await page.evaluate(() => Object.values(sessionStorage));
 
-  // A live key: no Sandbox, no test-mode banner.
+  // A live key, live mode on the sandbox rails: the Sandbox page, no
+  // test-mode banner.
   await page.getByLabel('Secret key').fill(liveKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await nav(page, 'Overview').waitFor();
   out.liveLinks = await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allTextContents();
   out.liveBanners = await page.getByRole('note', { name: 'Test mode' }).count();
   await page.getByRole('table', { name: 'Balances' }).locator('tbody tr').first().waitFor();
+
+  // A pending crypto-pay checkout: the first try asks for the enrolment,
+  // the second enrols and starts the deposit; its link opens the hosted
+  // checkout in a new tab.
+  await nav(page, 'Sandbox').click();
+  const cp = page.getByRole('form', { name: 'Open a crypto-pay checkout' });
+  await cp.getByLabel('Product name').fill(checkout.product);
+  await cp.getByLabel('Amount', { exact: true }).fill(checkout.amount);
+  await cp.getByLabel('Currency').selectOption(checkout.currency);
+  await cp.getByRole('button', { name: 'Start checkout' }).click();
+  await cp.getByRole('group', { name: 'Crypto-pay enrolment' }).waitFor();
+  // The focus moves to the first new field once the page has drawn it.
+  await page.waitForFunction(() => document.activeElement?.labels?.length > 0, null, { timeout: 3000 }).catch(() => {});
+  out.enrolFocus = await page.evaluate(() => document.activeElement?.labels?.[0]?.textContent);
+  for (const [label, value] of Object.entries(checkout.enrolment)) await cp.getByLabel(label, { exact: true }).fill(value);
+  await cp.getByRole('button', { name: 'Enrol and start checkout' }).click();
+  const open = cp.getByRole('link', { name: 'Open the checkout' });
+  await open.waitFor();
+  out.started = await cp.getByRole('status').textContent();
+  await check(page, 'sandbox-live');
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), open.click()]);
+  await tab.locator('#amount').waitFor();
+  out.checkout = {
+    url: tab.url(),
+    amount: (await tab.locator('#amount').textContent()).trim(),
+    currency: (await tab.locator('#currency').textContent()).trim(),
+  };
+  await tab.close();
   return { ...seen, ...out };
 }

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os/exec"
 	"testing"
 	"time"
@@ -22,26 +21,5 @@ func TestScripts(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out.String())
-	}
-}
-
-func TestAcceptsGzip(t *testing.T) {
-	for header, want := range map[string]bool{
-		"gzip":           true,
-		"br, gzip;q=0.5": true,
-		"GZIP":           true,
-		"gzip;q=0":       false,
-		"gzip; q=0, br":  false,
-		"identity":       false,
-		"":               false,
-		"x-gzip-not, br": false,
-	} {
-		r := httptest.NewRequest("GET", "/dashboard/index.js", nil)
-		if header != "" {
-			r.Header.Set("Accept-Encoding", header)
-		}
-		if got := acceptsGzip(r); got != want {
-			t.Errorf("Accept-Encoding %q: %v, want %v", header, got, want)
-		}
 	}
 }

@@ -6,79 +6,40 @@ package apidocs
 
 import (
 	"embed"
-	"io/fs"
 	"net/http"
-	"path"
-	"strings"
+
+	"merchantpay/web/assets"
 )
 
+// dist is Redoc's bundle and its licences (build.sh copies them), page the
+// reference's own page (index.html) and the script that starts Redoc.
+//
 //go:embed dist page
 var files embed.FS
 
 // Prefix is where the reference is served; its assets are below it.
 const Prefix = "/docs"
 
-// csp lets the page run only the service's own scripts and read only the
-// service's own document. Redoc writes its styles inline (styled-components)
-// and runs its search index in a Worker made from a blob: URL.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+// Policy lets the page run only the service's own scripts and read only
+// the service's own document. Redoc writes its styles inline
+// (styled-components) and runs its search index in a Worker made from a
+// blob: URL.
+const Policy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// assets are the files below Prefix: the bundle and the page's own script.
-var assets = map[string]string{
-	"redoc.standalone.js":             "dist/redoc.standalone.js",
-	"redoc.standalone.js.LICENSE.txt": "dist/redoc.standalone.js.LICENSE.txt",
-	"LICENSE":                         "dist/LICENSE",
-	"init.js":                         "page/init.js",
-}
+var bundle = assets.MustLoad(files,
+	assets.Options{What: "REST reference", Dirs: []string{"dist", "page"}, Prefix: Prefix + "/", Policy: Policy},
+	"web/docs/build.sh")
 
-// Docs serves Prefix (the page) and the assets below it; anything else below
-// it is 404.
-func Docs() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		name := "page/docs.html"
-		if p := r.URL.Path; p != Prefix && p != Prefix+"/" {
-			file, ok := assets[strings.TrimPrefix(p, Prefix+"/")]
-			if !ok {
-				http.NotFound(w, r)
-				return
-			}
-			name = file
-		}
-		serve(w, r, name)
-	})
-}
+// IsPage reports whether p is the reference's address (with or without
+// the trailing slash).
+func IsPage(p string) bool { return p == Prefix || p == Prefix+"/" }
 
-func serve(w http.ResponseWriter, r *http.Request, name string) {
-	body, err := fs.ReadFile(files, name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentType(name))
-	h.Set("Content-Security-Policy", csp)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		_, _ = w.Write(body)
-	}
-}
+// ServePage writes the reference's page for a GET or HEAD, or returns the
+// error to answer (see assets.Bundle.ServePage).
+func ServePage(w http.ResponseWriter, r *http.Request) error { return bundle.ServePage(w, r) }
 
-func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	}
-	return "text/plain; charset=utf-8"
-}
+// ServeAsset writes the file named by the path below Prefix, or returns
+// the error to answer (see assets.Bundle.ServeFile).
+func ServeAsset(w http.ResponseWriter, r *http.Request) error { return bundle.ServeFile(w, r) }

@@ -32,26 +32,3 @@ func TestWants(t *testing.T) {
 		}
 	}
 }
-
-func TestAcceptsGzip(t *testing.T) {
-	for header, want := range map[string]bool{
-		"gzip":                  true,
-		"br, gzip;q=0.5":        true,
-		"deflate, GZIP":         true,
-		"gzip;q=0":              false,
-		"gzip;q=0.000":          false,
-		"gzip;q=0.001":          true,
-		"gzip; q=0, br":         false,
-		"identity":              false,
-		"":                      false,
-		"x-gzip-not-really, br": false,
-	} {
-		r := httptest.NewRequest("GET", "/graphiql/index.js", nil)
-		if header != "" {
-			r.Header.Set("Accept-Encoding", header)
-		}
-		if got := acceptsGzip(r); got != want {
-			t.Errorf("Accept-Encoding %q: %v, want %v", header, got, want)
-		}
-	}
-}

@@ -13,7 +13,7 @@ import { Developers } from './developers.jsx';
 import { Sandbox } from './sandbox.jsx';
 import './style.css';
 
-const meQuery = '{ me { id name email mode } }';
+const meQuery = '{ me { id name email mode simulations } }';
 
 const pages = [
   { path: 'overview', name: 'Overview', Page: Overview },
@@ -21,7 +21,7 @@ const pages = [
   { path: 'balance-history', name: 'Balance history', Page: BalanceHistory },
   { path: 'wallets', name: 'Wallets', Page: Wallets },
   { path: 'developers', name: 'Developers', Page: Developers },
-  { path: 'sandbox', name: 'Sandbox', Page: Sandbox, testOnly: true },
+  { path: 'sandbox', name: 'Sandbox', Page: Sandbox, sandbox: true },
 ];
 
 function useHash() {
@@ -89,7 +89,10 @@ function Shell({ me, onSignOut }) {
   const hash = useHash();
   const test = me.mode === 'TEST';
   const [, path = 'overview', ...rest] = (hash || '#/overview').split('/');
-  const visible = pages.filter((p) => !p.testOnly || test);
+  // The Sandbox page: always in test mode, and for a live key while the
+  // service offers live mode the sandbox's simulations (live mode on the
+  // sandbox rails).
+  const visible = pages.filter((p) => !p.sandbox || test || me.simulations);
   const page = visible.find((p) => p.path === path) ?? visible[0];
   const detail = page.path === 'transactions' && rest.length ? decodeURIComponent(rest.join('/')) : null;
   const title = detail ? `Transaction ${detail}` : page.name;

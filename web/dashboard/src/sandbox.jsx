@@ -1,6 +1,7 @@
-// Sandbox (test mode): fund a balance, simulate an incoming bank
-// transfer, open a pending crypto-pay checkout.
-import { useState } from 'preact/hooks';
+// Sandbox (test mode, and live mode while it runs on the sandbox rails):
+// fund a balance, simulate an incoming bank transfer, open a pending
+// crypto-pay checkout (live mode only, as crypto-pay is).
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql, idempotencyKey } from './api.js';
 import { Field, Money, Note, Problem, useQuery } from './ui.jsx';
 
@@ -11,6 +12,7 @@ const transferMutation = `mutation Transfer($input: SimulateBankTransferInput!) 
 const checkoutMutation = `mutation Checkout($input: StartDepositInput!) {
   startDeposit(input: $input) { links { checkoutUrl prepayId } transaction { reference status amount currency } }
 }`;
+const enrolMutation = `mutation Enrol($input: EnrolCryptoPayInput!) { enrolCryptoPay(input: $input) { status } }`;
 const accountsQuery = `{ wallets(first: 50) { edges { node { accounts { accountNumber accountName } } } } }`;
 const currencies = ['NGN', 'GHS', 'USD', 'USDT', 'USDC', 'BTC', 'ETH'];
 
@@ -29,13 +31,23 @@ function useAction() {
   return [state, run];
 }
 
-export function Sandbox() {
+export function Sandbox({ me }) {
+  const test = me.mode === 'TEST';
   return (
     <>
-      <p>Test mode only: these create sandbox money and transactions, which show on the other pages and the live feed.</p>
-      <Fund />
-      <BankTransfer />
-      <CryptoPayCheckout />
+      <p>
+        {test ? 'Test mode' : 'Live mode runs on the sandbox rails here'}: these create sandbox money and transactions,
+        which show on the other pages and the live feed.
+      </p>
+      {me.simulations ? (
+        <>
+          <Fund />
+          <BankTransfer />
+        </>
+      ) : (
+        <p>The service offers no simulations in this mode.</p>
+      )}
+      {test ? <CryptoPayLiveOnly /> : <CryptoPayCheckout me={me} />}
     </>
   );
 }
@@ -127,27 +139,71 @@ function BankTransfer() {
   );
 }
 
-function CryptoPayCheckout() {
+// CryptoPayLiveOnly stands for the checkout in test mode, where the
+// service refuses crypto-pay (LIVE_MODE_ONLY): it says where it works.
+function CryptoPayLiveOnly() {
+  return (
+    <section class="card" aria-labelledby="checkout-h">
+      <h2 id="checkout-h">Open a crypto-pay checkout</h2>
+      <p>
+        Crypto-pay works in live mode only, so a test key cannot start a checkout. Sign in with your live secret key
+        (SECK_LIVE_…): while live mode runs on the sandbox rails, its Sandbox page starts a pending crypto-pay deposit
+        and gives its hosted checkout, where Pay and Cancel complete it.
+      </p>
+    </section>
+  );
+}
+
+// CryptoPayCheckout starts a pending crypto-pay deposit with a live key
+// and links its hosted checkout. A merchant not yet enrolled (NOT_ENROLLED)
+// is asked for the enrolment's details, which the sandbox approves at
+// once; the same button then enrols and starts the deposit.
+function CryptoPayCheckout({ me }) {
   const [form, setForm] = useState({ productName: '', amount: '', currency: 'NGN' });
+  const [enrol, setEnrol] = useState({ businessName: me.name, logoUrl: '', website: '', successUrl: '', failureUrl: '' });
+  const [needsEnrolment, setNeedsEnrolment] = useState(false);
+  const [state, setState] = useState({ result: null, error: null, busy: false });
   const set = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
-  const [state, run] = useAction();
-  const d = state.result?.startDeposit;
-  const submit = (e) => {
+  const setE = (name) => (e) => setEnrol({ ...enrol, [name]: e.currentTarget.value });
+  const firstEnrolField = useRef(null);
+  useEffect(() => {
+    if (needsEnrolment) firstEnrolField.current?.focus();
+  }, [needsEnrolment]);
+  const submit = async (e) => {
     e.preventDefault();
-    run(checkoutMutation, {
-      depositMethod: 'crypto-pay',
-      requirement: { productName: form.productName.trim() },
-      amount: form.amount.trim(),
-      currency: form.currency,
-    });
+    setState({ result: null, error: null, busy: true });
+    try {
+      if (needsEnrolment) {
+        const input = Object.fromEntries(Object.entries(enrol).map(([k, v]) => [k, v.trim()]));
+        await gql(enrolMutation, { input: { ...input, idempotencyKey: idempotencyKey() } });
+        setNeedsEnrolment(false);
+      }
+      const data = await gql(checkoutMutation, {
+        input: {
+          depositMethod: 'crypto-pay',
+          requirement: { productName: form.productName.trim() },
+          amount: form.amount.trim(),
+          currency: form.currency,
+          idempotencyKey: idempotencyKey(),
+        },
+      });
+      setState({ result: data.startDeposit, error: null, busy: false });
+    } catch (error) {
+      if (error.code === 'NOT_ENROLLED') {
+        setNeedsEnrolment(true);
+        setState({ result: null, error: null, busy: false });
+        return;
+      }
+      setState({ result: null, error, busy: false });
+    }
   };
+  const d = state.result;
   return (
     <form class="card" aria-labelledby="checkout-h" onSubmit={submit}>
       <h2 id="checkout-h">Open a crypto-pay checkout</h2>
       <p class="hint">
-        Starts a pending crypto-pay deposit and gives the hosted checkout's address, where Pay and Cancel complete it. The
-        service runs crypto-pay in live mode only, after enrolment: with a test key it answers that it works in live mode
-        only.
+        Starts a pending crypto-pay deposit in live mode and gives the hosted checkout's address, where Pay and Cancel
+        complete it.
       </p>
       <Field id="cp-product" label="Product name">
         <input id="cp-product" value={form.productName} onInput={set('productName')} required />
@@ -157,18 +213,41 @@ function CryptoPayCheckout() {
       </Field>
       <Field id="cp-currency" label="Currency">
         <select id="cp-currency" value={form.currency} onChange={set('currency')}>
-          {['NGN', 'GHS'].map((c) => (
+          {currencies.map((c) => (
             <option value={c}>{c}</option>
           ))}
         </select>
       </Field>
+      {needsEnrolment && (
+        <fieldset aria-describedby="cp-enrol-why">
+          <legend>Crypto-pay enrolment</legend>
+          <p id="cp-enrol-why">
+            Crypto-pay needs your enrolment first. On the sandbox rails it is approved at once; these details are what
+            the checkout shows and where it sends the payer afterwards.
+          </p>
+          <Field id="cp-business" label="Business name">
+            <input id="cp-business" ref={firstEnrolField} value={enrol.businessName} onInput={setE('businessName')} required />
+          </Field>
+          {[
+            ['logoUrl', 'Logo URL'],
+            ['website', 'Website'],
+            ['successUrl', 'Success URL'],
+            ['failureUrl', 'Failure URL'],
+          ].map(([name, label]) => (
+            <Field id={`cp-${name}`} label={label}>
+              <input id={`cp-${name}`} type="url" value={enrol[name]} onInput={setE(name)} required />
+            </Field>
+          ))}
+        </fieldset>
+      )}
       <button type="submit" disabled={state.busy}>
-        Start checkout
+        {needsEnrolment ? 'Enrol and start checkout' : 'Start checkout'}
       </button>
       <Problem error={state.error} />
       {d && (
         <Note>
-          Deposit {d.transaction.reference} is {d.transaction.status.toLowerCase()}.{' '}
+          Deposit {d.transaction.reference} of <Money value={d.transaction.amount} currency={d.transaction.currency} showCurrency />{' '}
+          is {d.transaction.status.toLowerCase()}.{' '}
           <a href={d.links.checkoutUrl} target="_blank" rel="noopener">
             Open the checkout
           </a>
