@@ -121,7 +121,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// look-up, a statement it makes anyway: a key seen before needs no
 	// statement of its own (one round trip of a withdrawal's five).
 	confirm := ""
-	if err == nil && !found && !badParam && r.Method == http.MethodPost && !rt.Lookup && a.deps.Idem.ConfirmsKeys() {
+	if err == nil && !found && !badParam && r.Method == http.MethodPost && !rt.Lookup && rt.Outside == nil && a.deps.Idem.ConfirmsKeys() {
 		if ik := r.Header.Get("Idempotency-Key"); ik != "" && idem.CheckKey(ik) == nil {
 			if seen, ok := a.deps.Auth.Seen(KeyFrom(r.Header)); ok {
 				p, confirm = seen, seen.KeyHash
@@ -177,7 +177,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	do := a.deps.Idem.Do
-	if rt.Lookup {
+	if rt.Lookup || (rt.Outside != nil && rt.Outside(p.Mode)) {
 		do = a.deps.Idem.DoLookup // outside any transaction, keyed all the same
 	}
 	key := r.Header.Get("Idempotency-Key")

@@ -45,6 +45,11 @@ type Route struct {
 	// outside any database transaction, so a rails call never holds one
 	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).
 	Lookup bool
+	// Outside, when set and true for the caller's mode, runs the POST as
+	// Lookup does: its operation calls a live provider before opening its
+	// own transaction (a live virtual account, a live crypto-pay checkout),
+	// so no request transaction may be open around it.
+	Outside func(mode string) bool
 	// WithKey, when set, answers a GET in the statement that authenticates
 	// its key (one round trip instead of two). found false, with no error,
 	// sends the request the usual way: Authenticate, then Handle.

@@ -69,8 +69,11 @@ type App struct {
 
 	// Banks is the bank directory, loaded once at start-up.
 	Banks *banks.Directory
-	// Rails are the bank rails (RAILS; the sandbox by default).
+	// Rails are the sandbox bank rails (RAILS), test mode's always.
 	Rails rails.Rails
+	// Router picks each mode's rails: the sandbox for test mode, the
+	// providers LIVE_RAILS names (else the sandbox) for live mode.
+	Router *rails.Router
 	// Accounts issues fiat accounts and finds them for deposits.
 	Accounts *accounts.Service
 	// NameEnquiry resolves Nigerian bank accounts through the rails.
@@ -115,6 +118,9 @@ type Options struct {
 	// Simulations, when set, replaces the configuration's choice of modes
 	// with sandbox simulations (tests turn them off).
 	Simulations rails.Simulations
+	// LiveRails, when set, are the providers live mode runs on instead of
+	// those LIVE_RAILS names (tests pass fakes).
+	LiveRails *rails.Live
 }
 
 // New opens and migrates the database (unless MIGRATE=false, when it only
@@ -165,8 +171,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.Rails, err = newRails(cfg, a.Banks, a.Clock); err != nil {
 		return nil, err
 	}
+	if a.Router, err = newRouter(cfg, a.Rails, a.Banks, a.Clock, opt.LiveRails); err != nil {
+		return nil, err
+	}
 	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
-	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
+	a.Accounts.IssueLiveWith(a.Router)
+	a.NameEnquiry = rails.NewRoutedNameEnquiry(a.Banks, a.Router)
 	// No deposit fee by default; deposits.Config is where an operator setting
 	// would go.
 	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{Simulations: opt.Simulations}); err != nil {
@@ -181,12 +191,15 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees)
+	a.Withdrawals.CheckRailsWith(a.Router.CheckPayouts)
 	// No crypto-pay fee by default; cryptopay.Config.Fee is where an
 	// operator setting would go.
 	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
 		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL, Simulations: opt.Simulations}); err != nil {
 		return nil, err
 	}
+	a.CryptoPay.OrdersWith(a.Router)
+	a.CryptoPay.Looked = func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "order", status) }
 
 	var limiter rest.Limiter
 	var rl *ratelimit.Limiter
@@ -199,7 +212,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Auth: a.Merchants, Limiter: limiter, Idem: a.Idem,
 		Ops: &rest.Ops{Merchants: a.Merchants, Webhooks: a.Webhooks, Wallets: a.Wallets, Transactions: a.Transactions,
 			Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Ledger: a.Ledger,
-			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay},
+			Deposits: a.Deposits, Swaps: a.Swaps, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay, Rails: a.Router},
 	})
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
@@ -212,7 +225,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
 	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
-		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer()})
+		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer(),
+		Router: a.Router, ReconcileAfter: cfg.LiveRails.ReconcileAfter,
+		Looked:  func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "payout", status) },
+		Flagged: a.Metrics.Rails().Flagged})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
 	if cfg.LedgerCheckInterval > 0 {
 		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})

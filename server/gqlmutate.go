@@ -17,7 +17,13 @@ import (
 // mutate runs the mutation request r (its body: body) in one database
 // transaction with its idempotency record, exactly as a REST POST runs.
 func (h *gqlHandler) mutate(ctx context.Context, r *http.Request, p merchants.Principal, key string, body []byte) (idem.Response, bool, error) {
-	return h.app.Idem.Do(ctx, idem.Request{
+	do := h.app.Idem.Do
+	if h.callsProvider(p.Mode, body) {
+		// Its operations call a live provider before opening their own
+		// transactions: none may be open around them.
+		do = h.app.Idem.DoLookup
+	}
+	return do(ctx, idem.Request{
 		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, body),
 	}, func(ctx context.Context) (idem.Response, bool) {
 		out := &outcome{}
