@@ -1,0 +1,107 @@
+package paystack_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/paystack"
+	"merchantpay/internal/rails/paystack/paystackfake"
+)
+
+func TestNewValidatesBaseURLAndKey(t *testing.T) {
+	for _, u := range []string{"", "https://api.paystack.co", "https://api.paystack.co/", "http://127.0.0.1:8080"} {
+		if _, err := paystack.New(rails.ProviderConfig{BaseURL: u}, testKey); err != nil {
+			t.Errorf("New(%q): %v", u, err)
+		}
+	}
+	for _, u := range []string{"api.paystack.co", "ftp://api.paystack.co", "https://api.paystack.co/v1",
+		"https://api.paystack.co?x=1", "https://user:pw@api.paystack.co", "https://", "https://api.paystack.co#f", "://x"} {
+		if _, err := paystack.New(rails.ProviderConfig{BaseURL: u}, testKey); err == nil {
+			t.Errorf("New(%q) accepted a base URL that is not scheme and host", u)
+		}
+	}
+	for _, k := range []string{"", "sk_test_ab cd", "sk_test_ab\r\nX-Evil: 1"} {
+		_, err := paystack.New(rails.ProviderConfig{}, k)
+		if err == nil {
+			t.Errorf("New accepted the key %q", k)
+		} else if k != "" && strings.Contains(err.Error(), k) {
+			t.Errorf("New's error quotes the key: %v", err)
+		}
+	}
+}
+
+// TestNoSecretInErrors drives every kind of failure, including a provider
+// that echoes the key back, and checks no error or reason quotes it.
+func TestNoSecretInErrors(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		switch r.URL.Path {
+		case "/transfer/verify/" + paystack.ProviderReference(ourRef):
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+		case "/bank/resolve":
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write([]byte(`{"status":false,"message":"bad header ` + auth + `"}`))
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"status":false,"message":"key ` + auth + ` refused"}`))
+		}
+	}))
+	defer echo.Close()
+	f := newFake(t)
+	var texts []string
+	note := func(res rails.PayoutResult, err error) {
+		texts = append(texts, res.Reason)
+		if err != nil {
+			texts = append(texts, err.Error())
+		}
+	}
+	ctx := context.Background()
+	c := newClientTimeout(t, echo.URL, 300*time.Millisecond)
+	note(c.SubmitPayout(ctx, payout(ourRef)))
+	_, err := c.ResolveAccount(ctx, benBank, benAccount)
+	note(rails.PayoutResult{}, err)
+	_, err = c.CreateVirtualAccount(ctx, vaRequest("acct-ref-echo"))
+	note(rails.PayoutResult{}, err)
+
+	c = newClientTimeout(t, f.URL(), 300*time.Millisecond)
+	for _, ft := range []paystackfake.Fault{paystackfake.Timeout, paystackfake.ServerError, paystackfake.Reset, paystackfake.Garbage} {
+		f.FailNext(http.MethodGet, "/transfer/verify/", ft, false)
+		note(c.SubmitPayout(ctx, payout(ourRef)))
+	}
+	wrongKey, _ := paystack.New(rails.ProviderConfig{BaseURL: f.URL()}, "sk_test_not_the_fakes_key_123")
+	note(wrongKey.SubmitPayout(ctx, payout(ourRef)))
+	texts = append(texts, "")
+	_, err = wrongKey.ResolveAccount(ctx, benBank, benAccount)
+	note(rails.PayoutResult{}, err)
+
+	if len(texts) < 10 {
+		t.Fatalf("only %d texts collected", len(texts))
+	}
+	for _, s := range texts {
+		if strings.Contains(s, testKey) || strings.Contains(s, "sk_test_not_the_fakes_key_123") {
+			t.Errorf("text quotes the secret: %q", s)
+		}
+	}
+	if !strings.Contains(strings.Join(texts, "\n"), "[redacted]") {
+		t.Errorf("the echoed key was not redacted: %q", texts)
+	}
+}
+
+func TestWrongKeyIsNotAFailedPayout(t *testing.T) {
+	f := newFake(t)
+	c, _ := paystack.New(rails.ProviderConfig{BaseURL: f.URL()}, "sk_test_wrong_key_0000")
+	res, err := c.SubmitPayout(context.Background(), payout(ourRef))
+	if err == nil || res.Status == rails.PayoutFailed {
+		t.Fatalf("SubmitPayout with a wrong key: %+v, %v", res, err)
+	}
+	if errors.Is(err, rails.ErrNoRecord) {
+		t.Fatalf("a refused key reads as no record: %v", err)
+	}
+}
