@@ -1,0 +1,230 @@
+// Package binancepay is the adapter for Binance Pay: crypto-pay orders
+// (create, query, close) over HMAC-signed requests, and the order webhooks,
+// verified with RSA against the certificates Binance publishes.
+package binancepay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"merchantpay/internal/clock"
+	"merchantpay/internal/rails"
+)
+
+// DefaultBaseURL is Binance Pay's API host.
+const DefaultBaseURL = "https://bpay.binanceapi.com"
+
+// DefaultTimeout bounds each call when the configuration sets none.
+const DefaultTimeout = 30 * time.Second
+
+// Binance Pay's result codes that the adapter tells apart.
+const (
+	CodeDuplicateTradeNo   = "400201"
+	CodeOrderNotFound      = "400202"
+	CodeInvalidOrderStatus = "400204"
+)
+
+// ErrDuplicateTradeNo is CreateOrder's answer when Binance already has an
+// order under the trade number: the reference was used before.
+var ErrDuplicateTradeNo = errors.New("binancepay: an order already exists under this trade number")
+
+const maxBody = 1 << 20
+
+// Client talks to Binance Pay with one API key pair.
+type Client struct {
+	base      string
+	apiKey    string
+	secretKey string
+	timeout   time.Duration
+	http      *http.Client
+
+	// Clock stamps requests and judges webhook timestamps; the wall clock
+	// unless a test sets another before first use.
+	Clock clock.Clock
+	// MaxSkew is how far a webhook's timestamp may be from now.
+	MaxSkew time.Duration
+
+	certs certCache
+}
+
+var (
+	_ rails.CryptoOrderProvider = (*Client)(nil)
+	_ rails.WebhookReceiver     = (*Client)(nil)
+)
+
+// New builds the adapter. The base URL is scheme and host only (empty for
+// DefaultBaseURL); apiKey goes out as BinancePay-Certificate-SN and
+// secretKey signs each request.
+func New(cfg rails.ProviderConfig, apiKey, secretKey string) (*Client, error) {
+	base, err := baseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if apiKey == "" || secretKey == "" {
+		return nil, errors.New("binancepay: the API key and the secret key are both required")
+	}
+	c := &Client{base: base, apiKey: apiKey, secretKey: secretKey, timeout: cfg.Timeout,
+		http: cfg.Client, Clock: clock.Real{}, MaxSkew: DefaultMaxSkew}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	c.certs.init()
+	return c, nil
+}
+
+// Provider names the provider as LIVE_RAILS spells it.
+func (c *Client) Provider() string { return rails.ProviderBinancePay }
+
+func baseURL(raw string) (string, error) {
+	if raw == "" {
+		return DefaultBaseURL, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("binancepay: base URL %q is not a scheme and host", raw)
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+// envelope is every answer's outer shape.
+type envelope struct {
+	Status       string          `json:"status"`
+	Code         string          `json:"code"`
+	Data         json.RawMessage `json:"data"`
+	ErrorMessage string          `json:"errorMessage"`
+}
+
+// APIError is a FAIL answer: Binance refused the request and did nothing.
+type APIError struct {
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("binancepay: refused with code %s: %s", e.Code, e.Message)
+}
+
+// post signs and sends one request and decodes a SUCCESS answer's data into
+// out. A transport failure, a timeout, a 5xx or an answer that does not
+// parse wraps rails.ErrOutcomeUnknown; a FAIL answer is an *APIError. Error
+// texts never carry the keys.
+func (c *Client) post(ctx context.Context, path string, body any, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("binancepay: encoding the request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("binancepay: building the request: %w", err)
+	}
+	ts, nonce := Millis(c.Clock.Now()), Nonce()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderNonce, nonce)
+	req.Header.Set(HeaderCertificate, c.apiKey)
+	req.Header.Set(HeaderSignature, Sign(c.secretKey, ts, nonce, raw))
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: binancepay %s: %v", rails.ErrOutcomeUnknown, path, c.redact(err.Error()))
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("%w: binancepay %s: reading the answer: %v", rails.ErrOutcomeUnknown, path, c.redact(err.Error()))
+	}
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("%w: binancepay %s answered HTTP %d", rails.ErrOutcomeUnknown, path, resp.StatusCode)
+	}
+	var env envelope
+	if err := json.Unmarshal(answer, &env); err != nil || (env.Status != "SUCCESS" && env.Status != "FAIL") {
+		return fmt.Errorf("%w: binancepay %s answered HTTP %d with a body that does not parse",
+			rails.ErrOutcomeUnknown, path, resp.StatusCode)
+	}
+	if env.Status == "FAIL" {
+		return &APIError{Code: c.redact(clip(env.Code, 20)), Message: c.redact(clip(env.ErrorMessage, 200))}
+	}
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%w: binancepay %s answered HTTP %d with status SUCCESS",
+			rails.ErrOutcomeUnknown, path, resp.StatusCode)
+	}
+	if out == nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%w: binancepay %s: the data does not parse: %v", rails.ErrOutcomeUnknown, path, err)
+	}
+	return nil
+}
+
+// codeOf is the FAIL code of err, or "".
+func codeOf(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	return ""
+}
+
+// redact removes the credentials from a text that may echo a request.
+func (c *Client) redact(s string) string {
+	for _, secret := range []string{c.secretKey, c.apiKey} {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
+}
+
+// clip shortens s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// flexString reads a JSON string or number as text, keeping a number's
+// digits exactly (ids above 2^53 and decimal amounts).
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*f = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("binancepay: %s is neither a string nor a number", b)
+		}
+		*f = flexString(n)
+	}
+	return nil
+}

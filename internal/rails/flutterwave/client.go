@@ -1,0 +1,195 @@
+// Package flutterwave is the adapter for Flutterwave's v3 API: live payouts
+// to Ghanaian (and Nigerian) bank accounts, and the transfer.completed
+// webhook that reports their outcome.
+package flutterwave
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"merchantpay/internal/clock"
+	"merchantpay/internal/rails"
+)
+
+// DefaultBaseURL is Flutterwave's API host; configuration may point
+// elsewhere (a fake on loopback in tests).
+const DefaultBaseURL = "https://api.flutterwave.com"
+
+// DefaultTimeout bounds each call when the configuration sets none.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultRecheck is how long after an answer of "pending" the payout is worth
+// looking up again; webhooks usually arrive well before.
+const DefaultRecheck = 10 * time.Minute
+
+// maxBody bounds what is read of an answer.
+const maxBody = 1 << 20
+
+// Client talks to Flutterwave with one secret key.
+type Client struct {
+	base        string
+	secretKey   string
+	webhookHash string
+	timeout     time.Duration
+	http        *http.Client
+
+	// Clock stamps results (NextCheck, SettledAt); the wall clock unless a
+	// test sets another before first use.
+	Clock clock.Clock
+	// Recheck is how far ahead NextCheck is put for a pending payout.
+	Recheck time.Duration
+}
+
+var (
+	_ rails.PayoutProvider  = (*Client)(nil)
+	_ rails.WebhookReceiver = (*Client)(nil)
+)
+
+// New builds the adapter. The base URL is scheme and host only (empty for
+// DefaultBaseURL); the secret key authenticates calls and webhookHash is the
+// secret hash set on Flutterwave's dashboard for webhooks.
+func New(cfg rails.ProviderConfig, secretKey, webhookHash string) (*Client, error) {
+	base, err := baseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if secretKey == "" {
+		return nil, errors.New("flutterwave: the secret key is empty")
+	}
+	if webhookHash == "" {
+		return nil, errors.New("flutterwave: the webhook hash is empty")
+	}
+	c := &Client{base: base, secretKey: secretKey, webhookHash: webhookHash,
+		timeout: cfg.Timeout, http: cfg.Client, Clock: clock.Real{}, Recheck: DefaultRecheck}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	return c, nil
+}
+
+// Provider names the provider as LIVE_RAILS spells it.
+func (c *Client) Provider() string { return rails.ProviderFlutterwave }
+
+func baseURL(raw string) (string, error) {
+	if raw == "" {
+		return DefaultBaseURL, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("flutterwave: base URL %q is not a scheme and host", raw)
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+// envelope is every answer's outer shape.
+type envelope struct {
+	Status  string          `json:"status"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// apiError is a definite refusal by Flutterwave (a 4xx with its error
+// envelope): nothing was done.
+type apiError struct {
+	HTTPStatus int
+	Message    string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("flutterwave: refused (HTTP %d): %s", e.HTTPStatus, e.Message)
+}
+
+// call sends one request and decodes the success envelope's data into out.
+// A transport failure, a timeout, a 5xx or an answer that does not parse
+// wraps rails.ErrOutcomeUnknown; a 4xx with Flutterwave's error envelope is
+// an *apiError. Error texts never carry the secret key.
+func (c *Client) call(ctx context.Context, method, path string, body any, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("flutterwave: encoding the request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("flutterwave: building the request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.secretKey)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: flutterwave %s %s: %v", rails.ErrOutcomeUnknown, method, path, c.redact(err.Error()))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("%w: flutterwave %s %s: reading the answer: %v", rails.ErrOutcomeUnknown, method, path, c.redact(err.Error()))
+	}
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d", rails.ErrOutcomeUnknown, method, path, resp.StatusCode)
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil || env.Status == "" {
+		return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d with a body that does not parse",
+			rails.ErrOutcomeUnknown, method, path, resp.StatusCode)
+	}
+	if resp.StatusCode >= 300 || env.Status != "success" {
+		if resp.StatusCode < 400 {
+			// A "success" status code with an error envelope says nothing certain.
+			return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d with status %q",
+				rails.ErrOutcomeUnknown, method, path, resp.StatusCode, env.Status)
+		}
+		return &apiError{HTTPStatus: resp.StatusCode, Message: c.redact(clip(env.Message, 200))}
+	}
+	if out == nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%w: flutterwave %s %s: the data does not parse: %v", rails.ErrOutcomeUnknown, method, path, err)
+	}
+	return nil
+}
+
+// redact removes the credentials from a text that may echo a request.
+func (c *Client) redact(s string) string {
+	for _, secret := range []string{c.secretKey, c.webhookHash} {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
+}
+
+// clip shortens s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

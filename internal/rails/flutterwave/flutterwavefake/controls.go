@@ -1,0 +1,151 @@
+package flutterwavefake
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Failure is how the fake mishandles a coming call.
+type Failure int
+
+const (
+	// None answers the call normally (to let calls pass in FailNext).
+	None Failure = iota
+	// TimeoutBefore holds the call without acting on it until the client
+	// gives up.
+	TimeoutBefore
+	// TimeoutAfter acts on the call (a transfer is created), then holds it
+	// until the client gives up.
+	TimeoutAfter
+	// ServerErrorBefore answers 503 without acting on the call.
+	ServerErrorBefore
+	// ServerErrorAfter acts on the call, then answers 503.
+	ServerErrorAfter
+)
+
+// FailNext makes the next calls fail, one failure per call, in order.
+func (f *Fake) FailNext(failures ...Failure) {
+	f.mu.Lock()
+	f.failures = append(f.failures, failures...)
+	f.mu.Unlock()
+}
+
+// takeFailure pops the next failure; the caller holds f.mu.
+func (f *Fake) takeFailure() *Failure {
+	if len(f.failures) == 0 {
+		return nil
+	}
+	fl := f.failures[0]
+	f.failures = f.failures[1:]
+	if fl == None {
+		return nil
+	}
+	return &fl
+}
+
+func (fl *Failure) before() bool {
+	return fl != nil && (*fl == TimeoutBefore || *fl == ServerErrorBefore)
+}
+
+func (f *Fake) fail(w http.ResponseWriter, r *http.Request, fl *Failure) {
+	switch *fl {
+	case TimeoutBefore, TimeoutAfter:
+		select {
+		case <-r.Context().Done():
+		case <-f.hang:
+		case <-time.After(2 * time.Minute):
+		}
+	default:
+		writeJSON(w, http.StatusServiceUnavailable, errorBody("Service temporarily unavailable"))
+	}
+}
+
+// Complete ends the transfer under reference with status SUCCESSFUL or
+// FAILED (with message as complete_message).
+func (f *Fake) Complete(reference, status, message string) error {
+	if status != "SUCCESSFUL" && status != "FAILED" && status != "PENDING" {
+		return fmt.Errorf("flutterwavefake: status %q is not PENDING, SUCCESSFUL or FAILED", status)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.byReference(reference)
+	if t == nil {
+		return fmt.Errorf("flutterwavefake: no transfer under reference %q", reference)
+	}
+	t.Status, t.CompleteMessage = status, message
+	return nil
+}
+
+// Transfer returns a copy of the transfer under reference.
+func (f *Fake) Transfer(reference string) (Transfer, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t := f.byReference(reference); t != nil {
+		return *t, true
+	}
+	return Transfer{}, false
+}
+
+// Transfers returns copies of every transfer, oldest first.
+func (f *Fake) Transfers() []Transfer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Transfer, 0, len(f.transfers))
+	for _, t := range f.transfers {
+		out = append(out, *t)
+	}
+	return out
+}
+
+// Requests returns the requests received so far, oldest first.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+// WebhookBody is the transfer.completed delivery for the transfer under
+// reference, as Flutterwave v3 writes it.
+func (f *Fake) WebhookBody(reference string) ([]byte, error) {
+	f.mu.Lock()
+	t := f.byReference(reference)
+	var obj map[string]any
+	if t != nil {
+		obj = t.object()
+		obj["fullname"] = t.BeneficiaryName
+		delete(obj, "full_name")
+	}
+	f.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("flutterwavefake: no transfer under reference %q", reference)
+	}
+	return json.Marshal(map[string]any{"event": "transfer.completed", "event.type": "Transfer", "data": obj})
+}
+
+// SendWebhook posts transfer.completed for the transfer under reference to
+// url with the verif-hash header, and returns the answer's status and body.
+func (f *Fake) SendWebhook(ctx context.Context, url, reference string) (int, []byte, error) {
+	body, err := f.WebhookBody(reference)
+	if err != nil {
+		return 0, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("verif-hash", f.webhookHash)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, answer, err
+}
