@@ -22,6 +22,7 @@ import (
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
+	"merchantpay/internal/railnotices"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
@@ -97,6 +98,9 @@ type App struct {
 	Metrics *metrics.Metrics
 	// Tracing exports spans when an OTLP endpoint is configured.
 	Tracing *tracing.Tracing
+
+	// RailNotices receives live providers' webhooks.
+	RailNotices *railnotices.Service
 
 	handler http.Handler
 	workers []Worker
@@ -218,6 +222,9 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
 		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
+	a.RailNotices = &railnotices.Service{DB: db, Clock: a.Clock, Router: a.Router, Withdrawals: a.Withdrawals,
+		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Log: a.Log, Metrics: a.Metrics.Rails(), Fail: rest.WriteError,
+		Owner: jobs.Owner()}
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	swapOwner := jobs.Owner()

@@ -59,6 +59,11 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			if err := graphiql.ServeAsset(w, r); err != nil {
 				rest.WriteError(w, r, err)
 			}
+		case strings.HasPrefix(p, "/rails/") && strings.HasSuffix(p, "/webhook") && strings.Count(p, "/") == 3:
+			// Providers' webhooks take no API key: each is verified by
+			// its provider's signature before it is read.
+			metrics.SetRoute(r.Context(), "rails_webhook")
+			a.railHooks(strings.TrimSuffix(strings.TrimPrefix(p, "/rails/"), "/webhook")).ServeHTTP(w, r)
 		case strings.HasPrefix(p, checkout.Prefix):
 			metrics.SetRoute(r.Context(), "checkout")
 			// The hosted crypto-pay checkout takes no API key: the prepay

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 
 	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
@@ -31,3 +32,7 @@ func newRouter(cfg Config, sandbox rails.Rails, dir *banks.Directory, c clock.Cl
 	}
 	return &rails.Router{Sandbox: sandbox, Live: live}, nil
 }
+
+// railHooks is the webhook receiver of provider (404 when it is not
+// configured).
+func (a *App) railHooks(provider string) http.Handler { return a.RailNotices.Handler(provider) }
