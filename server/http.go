@@ -18,6 +18,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
+	"merchantpay/internal/rails"
 	"merchantpay/rest"
 	"merchantpay/rest/openapi"
 	apidocs "merchantpay/web/docs"
@@ -29,6 +30,7 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	// with "//" or "/.." in it, and the bare REST prefix, with an HTML
 	// redirect: every path not below must get the JSON 404 envelope.
 	checkoutH := checkout.New(a.CryptoPay)
+	index := apidocs.IndexWith(&apidocs.Rails{Test: rails.ProviderSandbox, Live: a.Config.LiveRails.LiveName()})
 	return a.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/healthz":
@@ -47,7 +49,7 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			gql.ServeHTTP(w, r)
 		case p == "/":
 			metrics.SetRoute(r.Context(), "index")
-			apidocs.Index().ServeHTTP(w, r)
+			index.ServeHTTP(w, r)
 		case p == openapi.Path:
 			metrics.SetRoute(r.Context(), "openapi")
 			openapi.Handler().ServeHTTP(w, r)
