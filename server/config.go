@@ -146,7 +146,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Database, bad = loadDatabaseOptions(getenv, bad)
-	c.LiveRails, bad = loadRailsConfig(getenv, dur, bad)
+	c.LiveRails, bad = loadRailsConfig(getenv, bad)
+	c.LiveRails.Timeout = dur("RAILS_TIMEOUT", 30*time.Second)
+	c.LiveRails.ReconcileAfter = dur("RAILS_RECONCILE_AFTER", 10*time.Minute)
 	c.AdminAddr = or(getenv("ADMIN_ADDR"), "127.0.0.1:9090")
 	if c.AdminAddr == "off" {
 		c.AdminAddr = ""

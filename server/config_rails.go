@@ -68,15 +68,15 @@ var knownProviders = []string{rails.ProviderPaystack, rails.ProviderFlutterwave,
 
 // loadRailsConfig reads LIVE_RAILS and the providers' settings, adding what
 // is wrong with them to bad. It names variables, never their secret values.
-func loadRailsConfig(getenv func(string) string, dur func(string, time.Duration) time.Duration, bad []string) (RailsConfig, []string) {
+// RAILS_TIMEOUT and RAILS_RECONCILE_AFTER are LoadConfig's to read, with
+// its other durations.
+func loadRailsConfig(getenv func(string) string, bad []string) (RailsConfig, []string) {
 	c := RailsConfig{
 		PaystackSecretKey:      getenv("PAYSTACK_SECRET_KEY"),
 		FlutterwaveSecretKey:   getenv("FLUTTERWAVE_SECRET_KEY"),
 		FlutterwaveWebhookHash: getenv("FLUTTERWAVE_WEBHOOK_HASH"),
 		BinancePayAPIKey:       getenv("BINANCEPAY_API_KEY"),
 		BinancePaySecretKey:    getenv("BINANCEPAY_SECRET_KEY"),
-		Timeout:                dur("RAILS_TIMEOUT", 30*time.Second),
-		ReconcileAfter:         dur("RAILS_RECONCILE_AFTER", 10*time.Minute),
 	}
 	baseURL := func(name, def string) string {
 		v := getenv(name)

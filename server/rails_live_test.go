@@ -159,6 +159,10 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		if got := liveBalance(t, e, m, money.NGN); got != 5_000_000 {
 			t.Fatalf("NGN after the inflow delivered twice: %d, want 5000000", got)
 		}
+		if n, err := e.App.DB.Client(tenant.System(context.Background())).RailsNotice.Query().
+			Where(railsnotice.Reference(chargeRef)).Count(tenant.System(context.Background())); err != nil || n != 1 {
+			t.Fatalf("the inflow delivered twice is recorded %d times (%v), want once", n, err)
+		}
 		ctx := tenant.System(context.Background())
 		dep, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.ProviderReference(chargeRef)).Only(ctx)
 		if err != nil || dep.Status != "success" || dep.Narration != "order 42" {
