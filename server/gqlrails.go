@@ -3,8 +3,10 @@ package server
 import "github.com/vektah/gqlparser/v2/ast"
 
 // providerMutations are the mutations whose operations call a live
-// provider (a virtual account, a crypto-pay checkout) in live mode.
-var providerMutations = map[string]bool{"createWallet": true, "createFiatAccount": true, "startDeposit": true}
+// provider in live mode (a virtual account, a crypto-pay checkout, a name
+// enquiry).
+var providerMutations = map[string]bool{"createWallet": true, "createFiatAccount": true, "startDeposit": true,
+	"resolveBankAccount": true}
 
 // callsProvider reports whether the mutation request body, in mode, runs an
 // operation that calls a live provider.

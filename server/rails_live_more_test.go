@@ -46,6 +46,10 @@ func TestLiveRailsProviderFaults(t *testing.T) {
 		if res["account_name"] != "Ada Obi" {
 			t.Fatalf("live name enquiry: %v", res)
 		}
+		gr := e.GQL(m.LiveSecret, `mutation { resolveBankAccount(input: {bank: "058", account: "0123456789"}) { accountName } }`, nil).GQLData()
+		if gr["resolveBankAccount"].(map[string]any)["accountName"] != "Ada Obi" {
+			t.Fatalf("live GraphQL name enquiry: %v", gr)
+		}
 		// GraphQL's account creation asks Paystack too, outside a request transaction.
 		g := e.GQL(m.LiveSecret, `mutation { createFiatAccount(input: {account: {accountType: STATIC_DYNAMIC, currency: "NGN"}}) { accountNumber } }`, nil).GQLData()
 		number := g["createFiatAccount"].(map[string]any)["accountNumber"].(string)

@@ -2,11 +2,13 @@ package rails
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/store"
 )
 
 // ModeLive is the mode whose money may move on real providers; test mode
@@ -108,6 +110,10 @@ func (r *Router) ProviderReference(provider, ref string) string {
 	return ref
 }
 
+// ErrInTransaction refuses a provider call made inside a database
+// transaction: a slow provider must never hold one open.
+var ErrInTransaction = errors.New("rails: a provider call inside a database transaction")
+
 // ResolveAccount is the name enquiry of mode.
 func (r *Router) ResolveAccount(ctx context.Context, mode, bankCode, accountNumber string) (string, error) {
 	if r.OnSandbox(mode) {
@@ -115,6 +121,9 @@ func (r *Router) ResolveAccount(ctx context.Context, mode, bankCode, accountNumb
 	}
 	if r.Live.Names == nil {
 		return "", NotConfigured("name enquiry")
+	}
+	if store.InTx(ctx) {
+		return "", ErrInTransaction
 	}
 	return r.Live.Names.ResolveAccount(ctx, bankCode, accountNumber)
 }
