@@ -138,6 +138,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	if opt.Simulations == nil {
 		opt.Simulations = cfg.Simulations()
+		if opt.LiveRails != nil {
+			// Providers given by a test: live money moves on them.
+			opt.Simulations = (&rails.Router{Live: opt.LiveRails}).Simulations()
+		}
 	}
 	db, err := store.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
