@@ -29,6 +29,17 @@ func (m *Metrics) Rails() *Rails {
 			}, []string{"provider"}),
 		}
 		m.Registry.MustRegister(m.rails.webhooks, m.rails.reconciled, m.rails.flagged)
+		// Every provider's series exist from the start at zero, so that an
+		// alert on their increase sees the first one.
+		for _, p := range []string{"paystack", "flutterwave", "binancepay"} {
+			m.rails.flagged.WithLabelValues(p)
+			for _, o := range []string{"processed", "duplicate", "bad_signature"} {
+				m.rails.webhooks.WithLabelValues(p, o)
+			}
+		}
+		for _, pk := range [][2]string{{"paystack", "payout"}, {"flutterwave", "payout"}, {"binancepay", "order"}} {
+			m.rails.reconciled.WithLabelValues(pk[0], pk[1], "error")
+		}
 	})
 	return m.rails
 }
