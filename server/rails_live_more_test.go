@@ -61,6 +61,38 @@ func TestLiveRailsProviderFaults(t *testing.T) {
 			t.Fatalf("GraphQL live account %s is not Paystack's", number)
 		}
 
+		// A keyed account creation replayed answers from its stored
+		// response: Paystack is not asked again.
+		asked := len(f.ps.RequestsTo(http.MethodPost, "/dedicated_account"))
+		first := e.REST("POST", "/accounts", m.LiveSecret, map[string]any{"account_type": "static_dynamic"}, "Idempotency-Key", "acct-once").Expect(201)
+		again := e.REST("POST", "/accounts", m.LiveSecret, map[string]any{"account_type": "static_dynamic"}, "Idempotency-Key", "acct-once").Expect(201)
+		if string(first.Body) != string(again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replayed live account: %s / %s", first.Body, again.Body)
+		}
+		if n := len(f.ps.RequestsTo(http.MethodPost, "/dedicated_account")) - asked; n != 1 {
+			t.Fatalf("Paystack asked %d times for one keyed account", n)
+		}
+
+		// A transfer Paystack fails is refunded, with its reason.
+		ng0 := map[string]any{"amount": 700, "currency": "NGN",
+			"beneficiary": map[string]any{"email": "ada@example.com", "bank": "058", "account_name": "Ada Obi", "account_number": "0123456789"}}
+		fref := e.REST("POST", "/transactions/withdraw", m.LiveSecret, ng0).Expect(200).Data()["reference"].(string)
+		fpref := paystack.ProviderReference(fref)
+		servertest.Eventually(t, 10*time.Second, "the payout submitted", func() bool { _, ok := f.ps.Transfer(fpref); return ok })
+		if err := f.ps.Fail(fpref, "Account is dormant"); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := f.ps.SendTransferEvent(context.Background(), e.URL+"/rails/paystack/webhook", fpref); err != nil || d.Status != 200 {
+			t.Fatalf("transfer.failed: %v %d", err, d.Status)
+		}
+		fr := waitStatus(t, e, fref, "failed")
+		if fr.RejectReason == nil || *fr.RejectReason == "" {
+			t.Errorf("failed payout without a reason: %+v", fr)
+		}
+		if got := liveBalance(t, e, m, money.NGN); got != 10_000_000 {
+			t.Fatalf("NGN after the failed payout: %d, want 10000000", got)
+		}
+
 		// The transfer is made but its answer times out: the retry looks it
 		// up and finds it, so Paystack holds one transfer, not two.
 		before := f.ps.TransferCount()
