@@ -14,10 +14,11 @@ import (
 	"merchantpay/internal/rails"
 )
 
-// customerEmailDomain is the domain of the e-mail address that identifies,
-// at Paystack, the customer of one virtual account (see customerEmail).
-// Addresses under .invalid are never delivered.
-const customerEmailDomain = "accounts.merchantpay.invalid"
+// DefaultCustomerEmailDomain is the domain of the e-mail address that
+// identifies, at Paystack, the customer of one virtual account (see
+// customerEmail) unless WithCustomerEmailDomain says otherwise. Addresses
+// under .invalid are never delivered.
+const DefaultCustomerEmailDomain = "accounts.merchantpay.invalid"
 
 type resolveData struct {
 	AccountNumber string `json:"account_number"`
@@ -59,8 +60,8 @@ func (c *Client) ResolveAccount(ctx context.Context, bankCode, accountNumber str
 // /customer for a known address with the existing customer, so asking again
 // for the same reference finds the same customer, and through it the same
 // account.
-func customerEmail(reference string) string {
-	return "va-" + ProviderReference(reference) + "@" + customerEmailDomain
+func (c *Client) customerEmail(reference string) string {
+	return "va-" + ProviderReference(reference) + "@" + c.emailDomain
 }
 
 type customerRequest struct {
@@ -137,7 +138,7 @@ func (c *Client) CreateVirtualAccount(ctx context.Context, req rails.VirtualAcco
 // customer is POST /customer for the address derived from req.Reference.
 func (c *Client) customer(ctx context.Context, req rails.VirtualAccountRequest) (customerData, error) {
 	const path = "/customer"
-	a, err := c.call(ctx, http.MethodPost, path, nil, customerRequest{Email: customerEmail(req.Reference),
+	a, err := c.call(ctx, http.MethodPost, path, nil, customerRequest{Email: c.customerEmail(req.Reference),
 		FirstName: req.FirstName, LastName: req.LastName, Phone: req.Phone,
 		Metadata: map[string]string{"account_reference": req.Reference}})
 	if err != nil {

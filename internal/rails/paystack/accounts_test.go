@@ -77,7 +77,7 @@ func TestCreateVirtualAccount(t *testing.T) {
 
 func TestCreateVirtualAccountAgainFindsTheSameAccount(t *testing.T) {
 	f := newFake(t)
-	c := newClientTimeout(t, f.URL(), 300*time.Millisecond)
+	c := newClientTimeout(t, f.URL(), time.Second)
 	ctx := context.Background()
 	f.FailNext(http.MethodPost, "/dedicated_account", paystackfake.Timeout, true)
 	if _, err := c.CreateVirtualAccount(ctx, vaRequest("acct-ref-0002")); !errors.Is(err, rails.ErrOutcomeUnknown) {
@@ -97,6 +97,22 @@ func TestCreateVirtualAccountAgainFindsTheSameAccount(t *testing.T) {
 	other, err := c.CreateVirtualAccount(ctx, vaRequest("acct-ref-0003"))
 	if err != nil || other.AccountNumber == first.AccountNumber || other.CustomerCode == first.CustomerCode {
 		t.Fatalf("another reference got %+v, %v (first %+v)", other, err, first)
+	}
+}
+
+func TestCustomerEmailDomain(t *testing.T) {
+	f := newFake(t)
+	c := newClient(t, f.URL(), paystack.WithCustomerEmailDomain("va.example.ng"))
+	if _, err := c.CreateVirtualAccount(context.Background(), vaRequest("acct-ref-domain")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.DedicatedAccounts(); len(got) != 1 || !strings.HasSuffix(got[0].CustomerEmail, "@va.example.ng") {
+		t.Fatalf("accounts %+v", got)
+	}
+	for _, d := range []string{"", "localhost", "bad domain.com", "-x.com", "a..b", "x@y.com"} {
+		if _, err := paystack.New(rails.ProviderConfig{}, testKey, paystack.WithCustomerEmailDomain(d)); err == nil {
+			t.Errorf("New accepted the e-mail domain %q", d)
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ type Client struct {
 	http          *http.Client
 	timeout       time.Duration
 	preferredBank string
+	emailDomain   string
 	pollInterval  time.Duration
 	dir           *banks.Directory
 	clock         clock.Clock
@@ -73,6 +74,12 @@ type Option func(*Client)
 // WithPreferredBank sets the dedicated-account provider's slug (e.g.
 // "wema-bank", "titan-paystack"; Paystack's test mode uses "test-bank").
 func WithPreferredBank(slug string) Option { return func(c *Client) { c.preferredBank = slug } }
+
+// WithCustomerEmailDomain sets the domain of the addresses that identify
+// virtual accounts' customers at Paystack. Changing it on a running
+// integration makes retries of accounts asked for before the change create
+// new customers, so set it once.
+func WithCustomerEmailDomain(domain string) Option { return func(c *Client) { c.emailDomain = domain } }
 
 // WithBankDirectory sets the bank list used to find the code of the bank a
 // dedicated account is at; by default the embedded list is loaded.
@@ -103,11 +110,16 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 			return nil, errors.New("paystack: the secret key contains white space or control characters")
 		}
 	}
-	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, http: cfg.Client, timeout: cfg.Timeout,
-		preferredBank: DefaultPreferredBank, pollInterval: DefaultPollInterval, clock: clock.Real{}}
-	if c.http == nil {
-		c.http = &http.Client{}
+	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, timeout: cfg.Timeout,
+		preferredBank: DefaultPreferredBank, emailDomain: DefaultCustomerEmailDomain, pollInterval: DefaultPollInterval, clock: clock.Real{}}
+	// Redirects are not followed: a POST turned into a GET elsewhere would
+	// say nothing about the transfer asked for.
+	hc := http.Client{}
+	if cfg.Client != nil {
+		hc = *cfg.Client
 	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -116,6 +128,9 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 	}
 	if c.preferredBank == "" {
 		return nil, errors.New("paystack: the preferred dedicated-account bank is empty")
+	}
+	if !validDomain(c.emailDomain) {
+		return nil, fmt.Errorf("paystack: customer e-mail domain %q is not a domain name", c.emailDomain)
 	}
 	if c.dir == nil {
 		d, err := banks.Load()
@@ -144,6 +159,26 @@ func checkBaseURL(s string) error {
 	return nil
 }
 
+// validDomain accepts dot-separated labels of letters, digits and hyphens.
+func validDomain(d string) bool {
+	labels := strings.Split(d, ".")
+	if len(d) > 200 || len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			ch := l[i] | 0x20
+			if !(ch >= 'a' && ch <= 'z' || l[i] >= '0' && l[i] <= '9' || l[i] == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Provider names the provider as LIVE_RAILS spells it.
 func (c *Client) Provider() string { return rails.ProviderPaystack }
 
@@ -164,13 +199,14 @@ type answer struct {
 }
 
 // refused reports whether Paystack answered that it did not do what was
-// asked: a 4xx with status false.
-func (a answer) refused() bool { return a.httpStatus >= 400 && a.httpStatus < 500 && !a.env.Status }
+// asked: a 4xx (call lets through only those with status false).
+func (a answer) refused() bool { return a.httpStatus >= 400 }
 
 // call sends one request and reads the envelope. A transport failure, a
-// timeout, a 5xx, a 429, a body that does not parse, or a 2xx whose status
-// is false comes back as an error wrapping rails.ErrOutcomeUnknown; any other
-// 4xx comes back as an answer for the caller to judge.
+// timeout, a 5xx, a 429, a redirect, a body that does not parse, or a status
+// field that contradicts the HTTP status comes back as an error wrapping
+// rails.ErrOutcomeUnknown; any other 4xx comes back as an answer for the
+// caller to judge.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body any) (answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -211,11 +247,13 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if err := json.Unmarshal(raw, &a.env); err != nil {
 		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with a body that is not Paystack's JSON envelope", resp.StatusCode))
 	}
-	if resp.StatusCode < 300 && !a.env.Status {
-		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status false", resp.StatusCode))
-	}
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return answer{}, c.unknown(method, path, fmt.Sprintf("unexpected HTTP %d", resp.StatusCode))
+	case resp.StatusCode < 300 && !a.env.Status:
+		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status false", resp.StatusCode))
+	case resp.StatusCode >= 400 && a.env.Status:
+		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status true", resp.StatusCode))
 	}
 	return a, nil
 }

@@ -63,14 +63,14 @@ func TestNoSecretInErrors(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	c := newClientTimeout(t, echo.URL, 300*time.Millisecond)
+	c := newClientTimeout(t, echo.URL, time.Second)
 	note(c.SubmitPayout(ctx, payout(ourRef)))
 	_, err := c.ResolveAccount(ctx, benBank, benAccount)
 	note(rails.PayoutResult{}, err)
 	_, err = c.CreateVirtualAccount(ctx, vaRequest("acct-ref-echo"))
 	note(rails.PayoutResult{}, err)
 
-	c = newClientTimeout(t, f.URL(), 300*time.Millisecond)
+	c = newClientTimeout(t, f.URL(), time.Second)
 	for _, ft := range []paystackfake.Fault{paystackfake.Timeout, paystackfake.ServerError, paystackfake.Reset, paystackfake.Garbage} {
 		f.FailNext(http.MethodGet, "/transfer/verify/", ft, false)
 		note(c.SubmitPayout(ctx, payout(ourRef)))
@@ -103,5 +103,21 @@ func TestWrongKeyIsNotAFailedPayout(t *testing.T) {
 	}
 	if errors.Is(err, rails.ErrNoRecord) {
 		t.Fatalf("a refused key reads as no record: %v", err)
+	}
+	// A key refused after the look-up (by the recipient call) is no
+	// failed payout either.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/transfer/verify/") {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"status":false,"message":"Invalid key"}`))
+	}))
+	defer srv.Close()
+	res, err = newClient(t, srv.URL).SubmitPayout(context.Background(), payout(ourRef))
+	if err == nil || res.Status == rails.PayoutFailed {
+		t.Fatalf("SubmitPayout refused at the recipient: %+v, %v", res, err)
 	}
 }

@@ -101,11 +101,13 @@ func TestPayoutSettlesFailsAndReverses(t *testing.T) {
 	}
 }
 
+// TestSubmitPayoutAgainFindsTheTransfer: a process killed between
+// submitting and recording submits again on restart (a new client, no
+// memory of the first) and finds the transfer instead of paying twice.
 func TestSubmitPayoutAgainFindsTheTransfer(t *testing.T) {
 	f := newFake(t)
-	c := newClient(t, f.URL())
 	for i := 0; i < 3; i++ {
-		res, err := c.SubmitPayout(context.Background(), payout(ourRef))
+		res, err := newClient(t, f.URL()).SubmitPayout(context.Background(), payout(ourRef))
 		if err != nil || res.Status != rails.PayoutPending {
 			t.Fatalf("submit %d: %+v, %v", i, res, err)
 		}
@@ -128,10 +130,11 @@ func TestTimeoutThenLookUp(t *testing.T) {
 		{"5xx, not created", paystackfake.ServerError, false, 2},
 		{"reset, created nonetheless", paystackfake.Reset, true, 1},
 		{"garbage, not created", paystackfake.Garbage, false, 2},
+		{"rate limited", paystackfake.RateLimited, false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			c, err := paystack.New(rails.ProviderConfig{BaseURL: f.URL(), Timeout: 300 * time.Millisecond}, testKey)
+			c, err := paystack.New(rails.ProviderConfig{BaseURL: f.URL(), Timeout: time.Second}, testKey)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,8 +144,8 @@ func TestTimeoutThenLookUp(t *testing.T) {
 			if !errors.Is(err, rails.ErrOutcomeUnknown) {
 				t.Fatalf("first submit: %v, want ErrOutcomeUnknown", err)
 			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Fatalf("the call took %v despite a 300ms timeout", d)
+			if d := time.Since(start); d > 3*time.Second {
+				t.Fatalf("the call took %v despite a 1s timeout", d)
 			}
 			res, err := c.SubmitPayout(context.Background(), payout(ourRef))
 			if err != nil || res.Status != rails.PayoutPending {
@@ -270,6 +273,47 @@ func TestRefusedTransferFailsWhenNothingExists(t *testing.T) {
 	res, err := c.SubmitPayout(context.Background(), payout(ourRef))
 	if err != nil || res.Status != rails.PayoutFailed || !strings.Contains(res.Reason, "balance is not enough") {
 		t.Fatalf("result = %+v, %v", res, err)
+	}
+}
+
+// TestContradictoryAnswersAreUnknown: a redirect or an envelope whose
+// status contradicts the HTTP status never reads as a result.
+func TestContradictoryAnswersAreUnknown(t *testing.T) {
+	for name, answer := range map[string]func(w http.ResponseWriter){
+		"redirect": func(w http.ResponseWriter) {
+			w.Header().Set("Location", "/transfer/verify/elsewhere-000000000")
+			w.WriteHeader(http.StatusFound)
+		},
+		"4xx with status true": func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"status":true,"message":"Transfer has been queued","data":{"reference":"x"}}`))
+		},
+		"2xx with status false": func(w http.ResponseWriter) {
+			w.Write([]byte(`{"status":false,"message":"Recipient specified is invalid","data":{"reference":"` +
+				paystack.ProviderReference(ourRef) + `","status":"failed","amount":1500075,"currency":"NGN"}}`))
+		},
+	} {
+		var gets int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/transfer":
+				answer(w)
+			case r.URL.Path == "/transferrecipient":
+				w.Write([]byte(`{"status":true,"message":"ok","data":{"recipient_code":"RCP_x"}}`))
+			default:
+				gets++
+				w.WriteHeader(http.StatusNotFound)
+				w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+			}
+		}))
+		res, err := newClient(t, srv.URL).SubmitPayout(context.Background(), payout(ourRef))
+		srv.Close()
+		if !errors.Is(err, rails.ErrOutcomeUnknown) || res.Status == rails.PayoutFailed {
+			t.Errorf("%s: %+v, %v; want ErrOutcomeUnknown", name, res, err)
+		}
+		if gets != 1 {
+			t.Errorf("%s: %d look-ups, want only the first", name, gets)
+		}
 	}
 }
 

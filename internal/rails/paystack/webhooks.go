@@ -3,6 +3,7 @@ package paystack
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
@@ -85,8 +86,9 @@ const dedicatedNUBAN = "dedicated_nuban"
 // Notices reads a verified delivery: transfer.success, transfer.failed and
 // transfer.reversed are payout news; charge.success through a dedicated
 // account is an inflow; any other event is a notice without payload. The
-// key is the event and the object's reference (its id when it has none):
-// Paystack's deliveries carry no event id.
+// key is the event and the object's reference (its id when it has none, a
+// hash of the body when it has neither): Paystack's deliveries carry no
+// event id.
 func (c *Client) Notices(body []byte) ([]rails.Notice, error) {
 	var e event
 	if err := json.Unmarshal(body, &e); err != nil {
@@ -109,6 +111,12 @@ func (c *Client) Notices(body []byte) ([]rails.Notice, error) {
 		id = string(ids.ID)
 	}
 	n := rails.Notice{Key: e.Event + ":" + id}
+	if id == "" {
+		// Nothing names the object: the body itself does, so a repeated
+		// delivery keeps its key and two different events do not share one.
+		sum := sha256.Sum256(body)
+		n.Key = e.Event + ":body-" + hex.EncodeToString(sum[:16])
+	}
 	switch e.Event {
 	case "transfer.success", "transfer.failed", "transfer.reversed":
 		p, err := c.payoutNotice(e)

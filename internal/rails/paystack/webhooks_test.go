@@ -152,7 +152,6 @@ func TestOtherEventsHaveNoPayload(t *testing.T) {
 	c, _ := paystack.New(rails.ProviderConfig{}, vectorKey)
 	for body, key := range map[string]string{
 		`{"event":"charge.success","data":{"id":77,"reference":"T123","amount":5000,"currency":"NGN","status":"success","channel":"card","authorization":{"channel":"card"}}}`: "charge.success:T123",
-		`{"event":"dedicatedaccount.assign.success","data":{"customer":{"customer_code":"CUS_x"}}}`:                                                                           "dedicatedaccount.assign.success:",
 		`{"event":"transfer.otp","data":{"id":91}}`: "transfer.otp:91",
 	} {
 		ns, err := c.Notices([]byte(body))
@@ -169,6 +168,24 @@ func TestOtherEventsHaveNoPayload(t *testing.T) {
 		if ns, err := c.Notices([]byte(body)); err == nil {
 			t.Errorf("%s: %+v, want an error", body, ns)
 		}
+	}
+}
+
+func TestEventsWithoutIDsKeyedByBody(t *testing.T) {
+	c, _ := paystack.New(rails.ProviderConfig{}, vectorKey)
+	a := `{"event":"dedicatedaccount.assign.success","data":{"customer":{"customer_code":"CUS_a"}}}`
+	b := `{"event":"dedicatedaccount.assign.success","data":{"customer":{"customer_code":"CUS_b"}}}`
+	key := func(body string) string {
+		t.Helper()
+		ns, err := c.Notices([]byte(body))
+		if err != nil || len(ns) != 1 || ns[0].Payout != nil || ns[0].Inflow != nil {
+			t.Fatalf("%s: %+v, %v", body, ns, err)
+		}
+		return ns[0].Key
+	}
+	ka, kb := key(a), key(b)
+	if ka == kb || ka != key(a) || !strings.HasPrefix(ka, "dedicatedaccount.assign.success:body-") {
+		t.Fatalf("keys %q and %q", ka, kb)
 	}
 }
 

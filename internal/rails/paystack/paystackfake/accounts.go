@@ -2,6 +2,7 @@ package paystackfake
 
 import (
 	"fmt"
+	mathrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -224,12 +225,27 @@ func (f *Fake) createDedicated(w http.ResponseWriter, body []byte) {
 	writeOK(w, http.StatusOK, "NUBAN successfully created", d.json())
 }
 
-// accountNumber draws the next account number: a valid NUBAN at a bank with
-// a 3-digit code, else ten digits; f.mu held.
+// accountNumber draws a fresh account number: a valid NUBAN at a bank with
+// a 3-digit code, else ten digits. Serials are random, so fakes of several
+// tests sharing one database do not issue the same numbers; f.mu held.
 func (f *Fake) accountNumber(bankCode string) string {
-	f.serial++
-	if n, err := banks.MakeNUBAN(bankCode, f.serial); err == nil {
-		return n
+	for {
+		serial := 100_000_000 + mathrand.Uint64N(900_000_000)
+		n, err := banks.MakeNUBAN(bankCode, serial)
+		if err != nil {
+			n = fmt.Sprintf("9%09d", serial)
+		}
+		if !f.numberUsed(n) {
+			return n
+		}
 	}
-	return fmt.Sprintf("9%09d", f.serial%1_000_000_000)
+}
+
+func (f *Fake) numberUsed(n string) bool {
+	for _, d := range f.dvas {
+		if d.AccountNumber == n {
+			return true
+		}
+	}
+	return false
 }

@@ -43,6 +43,8 @@ const (
 	Reset
 	// Garbage answers 200 with a body that is not JSON.
 	Garbage
+	// RateLimited answers 429 with Paystack's rate_limited error.
+	RateLimited
 )
 
 // Request is one request the fake received.
@@ -77,7 +79,6 @@ type Fake struct {
 	customers  map[string]*customer // by e-mail
 	dvas       []*dva
 	nextID     int64
-	serial     uint64
 }
 
 // New starts a fake that accepts secretKey (e.g. "sk_test_…") on 127.0.0.1.
@@ -89,7 +90,7 @@ func New(secretKey string) *Fake {
 	}
 	f := &Fake{key: secretKey, dir: dir, closing: make(chan struct{}), accounts: map[string]string{},
 		recipients: map[string]*recipient{}, transfers: map[string]*transfer{}, customers: map[string]*customer{},
-		nextID: 1000, serial: 100000000}
+		nextID: 1000}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -169,6 +170,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		panic(http.ErrAbortHandler)
+	case RateLimited:
+		writeError(w, http.StatusTooManyRequests, "api_error", "rate_limited", "Rate limit exceeded!")
 	case Garbage:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusOK)
