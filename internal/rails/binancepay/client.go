@@ -1,6 +1,14 @@
 // Package binancepay is the adapter for Binance Pay: crypto-pay orders
 // (create, query, close) over HMAC-signed requests, and the order webhooks,
 // verified with RSA against the certificates Binance publishes.
+//
+// It is tested against binancepayfake, built from Binance's public
+// documentation and SDKs; no test reaches Binance. Not verified against the
+// real provider: error codes other than 400002, the recvWindow, whether
+// goodsDetails is required in v3, the form of certPublic (PEM of either
+// kind or bare base64 DER are all read), and HTTP statuses of FAIL answers
+// (a FAIL envelope is a refusal whatever the status below 500). Webhooks
+// older or newer than MaxSkew (5 minutes) are refused as possible replays.
 package binancepay
 
 import (

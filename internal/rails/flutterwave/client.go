@@ -1,6 +1,16 @@
 // Package flutterwave is the adapter for Flutterwave's v3 API: live payouts
 // to Ghanaian (and Nigerian) bank accounts, and the transfer.completed
 // webhook that reports their outcome.
+//
+// It is tested against flutterwavefake, built from Flutterwave's public
+// documentation and SDKs; no test reaches Flutterwave. Not verified against
+// the real provider: the look-up GET /v3/transfers?reference= (documented
+// only by its users; a list that ignores the filter is treated as an
+// unknown outcome, never as absence), what a duplicate reference answers
+// (a refusal is looked up again before it is called a failure), and the
+// flutterwave-signature header (accepted beside verif-hash, never
+// required). v3 has no "reversed" status: a transfer.completed FAILED after
+// a SUCCESSFUL one is how a reversal shows, under a key of its own.
 package flutterwave
 
 import (

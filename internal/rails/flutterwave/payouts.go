@@ -165,10 +165,16 @@ func (c *Client) findByReference(ctx context.Context, ref string) (transfer, err
 			found = append(found, t)
 		}
 	}
-	switch len(found) {
-	case 0:
+	switch {
+	case len(found) == 0 && len(list) > 0:
+		// Transfers under other references mean the filter was not
+		// applied: the list proves nothing about ours, and submitting on
+		// it could pay twice.
+		return transfer{}, fmt.Errorf("%w: flutterwave listed %d transfers, none under reference %s",
+			rails.ErrOutcomeUnknown, len(list), ref)
+	case len(found) == 0:
 		return transfer{}, fmt.Errorf("flutterwave: reference %s: %w", ref, rails.ErrNoRecord)
-	case 1:
+	case len(found) == 1:
 		return found[0], nil
 	}
 	return transfer{}, fmt.Errorf("flutterwave: %d transfers under reference %s", len(found), ref)

@@ -287,3 +287,41 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// A list that ignores the reference filter proves nothing: no submission.
+func TestUnfilteredListIsNoProofOfAbsence(t *testing.T) {
+	var posts int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts++
+		}
+		_, _ = w.Write([]byte(`{"status":"success","message":"Transfers fetched","data":[{"id":1,"reference":"someone-else","status":"NEW","amount":1,"currency":"GHS"}]}`))
+	}))
+	defer srv.Close()
+	c, err := flutterwave.New(rails.ProviderConfig{BaseURL: srv.URL}, secretKey, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SubmitPayout(context.Background(), ghPayout("WTH-mine", 100)); !errors.Is(err, rails.ErrOutcomeUnknown) || posts != 0 {
+		t.Fatalf("error %v after %d submissions", err, posts)
+	}
+}
+
+// A process that dies after submitting finds the transfer on restart and
+// records it instead of paying again.
+func TestRestartAfterSubmitFindsTheTransfer(t *testing.T) {
+	c, fake := setup(t)
+	p := ghPayout("WTH-crash", 4200)
+	first, err := c.SubmitPayout(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := flutterwave.New(rails.ProviderConfig{BaseURL: fake.URL()}, secretKey, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := restarted.SubmitPayout(context.Background(), p)
+	if err != nil || again.RailsReference != first.RailsReference || len(fake.Transfers()) != 1 || countPosts(fake) != 1 {
+		t.Fatalf("after a restart: %+v, %v; %d transfers, %d submissions", again, err, len(fake.Transfers()), countPosts(fake))
+	}
+}

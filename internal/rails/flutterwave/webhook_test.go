@@ -160,3 +160,28 @@ func TestWebhookWithAWrongHashIsRefused(t *testing.T) {
 		t.Fatalf("delivery under another hash answered %d (%v), refused %d, notices %d", status, err, rc.refused, len(rc.notices))
 	}
 }
+
+// Flutterwave v3 has no "reversed" status: a transfer reported SUCCESSFUL
+// and later FAILED is a reversal, and the second delivery must not be taken
+// for a repeat of the first.
+func TestFailureAfterSuccessHasItsOwnKey(t *testing.T) {
+	c, fake := setup(t)
+	if _, err := c.SubmitPayout(context.Background(), ghPayout("WTH-rev", 900)); err != nil {
+		t.Fatal(err)
+	}
+	rc := &receiver{c: c}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	for _, st := range []string{"SUCCESSFUL", "FAILED"} {
+		if err := fake.Complete("WTH-rev", st, "status "+st); err != nil {
+			t.Fatal(err)
+		}
+		if status, _, err := fake.SendWebhook(context.Background(), srv.URL, "WTH-rev"); err != nil || status != 200 {
+			t.Fatalf("delivery answered %d, %v", status, err)
+		}
+	}
+	if len(rc.notices) != 2 || rc.notices[0].Key == rc.notices[1].Key ||
+		rc.notices[0].Payout.Status != rails.PayoutSucceeded || rc.notices[1].Payout.Status != rails.PayoutFailed {
+		t.Fatalf("notices %+v", rc.notices)
+	}
+}

@@ -93,6 +93,11 @@ func (f *Fake) setStatus(tradeNo, status string) error {
 	return nil
 }
 
+// SetStatus puts the order under tradeNo in any of Binance's statuses
+// (INITIAL, PENDING, PAID, CANCELED, ERROR, REFUNDING, REFUNDED,
+// FULL_REFUNDED, EXPIRED).
+func (f *Fake) SetStatus(tradeNo, status string) error { return f.setStatus(tradeNo, status) }
+
 // Pay marks the order under tradeNo paid, as a buyer would.
 func (f *Fake) Pay(tradeNo string) error { return f.setStatus(tradeNo, "PAID") }
 
