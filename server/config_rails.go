@@ -19,6 +19,12 @@ type RailsConfig struct {
 
 	PaystackSecretKey string
 	PaystackBaseURL   string
+	// PaystackDVABank is the dedicated accounts' bank slug
+	// (PAYSTACK_DVA_BANK; empty: the adapter's default, wema-bank), and
+	// PaystackEmailDomain the domain of the customers' derived addresses
+	// (PAYSTACK_CUSTOMER_EMAIL_DOMAIN; empty: the adapter's default).
+	PaystackDVABank     string
+	PaystackEmailDomain string
 
 	FlutterwaveSecretKey   string
 	FlutterwaveWebhookHash string
@@ -73,6 +79,8 @@ var knownProviders = []string{rails.ProviderPaystack, rails.ProviderFlutterwave,
 func loadRailsConfig(getenv func(string) string, bad []string) (RailsConfig, []string) {
 	c := RailsConfig{
 		PaystackSecretKey:      getenv("PAYSTACK_SECRET_KEY"),
+		PaystackDVABank:        getenv("PAYSTACK_DVA_BANK"),
+		PaystackEmailDomain:    getenv("PAYSTACK_CUSTOMER_EMAIL_DOMAIN"),
 		FlutterwaveSecretKey:   getenv("FLUTTERWAVE_SECRET_KEY"),
 		FlutterwaveWebhookHash: getenv("FLUTTERWAVE_WEBHOOK_HASH"),
 		BinancePayAPIKey:       getenv("BINANCEPAY_API_KEY"),

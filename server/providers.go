@@ -25,7 +25,14 @@ func newLiveRails(c RailsConfig, dir *banks.Directory, clk clock.Clock) (*rails.
 		return rails.ProviderConfig{BaseURL: base, Timeout: c.Timeout}
 	}
 	if c.Uses(rails.ProviderPaystack) {
-		p, err := paystack.New(pc(c.PaystackBaseURL), c.PaystackSecretKey, paystack.WithBankDirectory(dir), paystack.WithClock(clk))
+		opts := []paystack.Option{paystack.WithBankDirectory(dir), paystack.WithClock(clk)}
+		if c.PaystackDVABank != "" {
+			opts = append(opts, paystack.WithPreferredBank(c.PaystackDVABank))
+		}
+		if c.PaystackEmailDomain != "" {
+			opts = append(opts, paystack.WithCustomerEmailDomain(c.PaystackEmailDomain))
+		}
+		p, err := paystack.New(pc(c.PaystackBaseURL), c.PaystackSecretKey, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("LIVE_RAILS: paystack: %w", err)
 		}

@@ -45,6 +45,7 @@ func (f liveFakes) options(providers string) []servertest.Option {
 	return []servertest.Option{
 		servertest.With("LIVE_RAILS", providers),
 		servertest.With("PAYSTACK_SECRET_KEY", "sk_test_e2e_secret"), servertest.With("PAYSTACK_BASE_URL", f.ps.URL()),
+		servertest.With("PAYSTACK_DVA_BANK", "test-bank"),
 		servertest.With("FLUTTERWAVE_SECRET_KEY", "FLWSECK_TEST-e2e"), servertest.With("FLUTTERWAVE_WEBHOOK_HASH", "flw-e2e-hash"),
 		servertest.With("FLUTTERWAVE_BASE_URL", f.fw.URL()),
 		servertest.With("BINANCEPAY_API_KEY", "bnb-e2e-api-key"), servertest.With("BINANCEPAY_SECRET_KEY", "bnb-e2e-secret"),
@@ -130,10 +131,10 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		number := acc["account_number"].(string)
 		found := false
 		for _, d := range f.ps.DedicatedAccounts() {
-			found = found || d.AccountNumber == number
+			found = found || d.AccountNumber == number && d.BankSlug == "test-bank"
 		}
 		if !found {
-			t.Fatalf("live account %s is not one Paystack made: %v", number, f.ps.DedicatedAccounts())
+			t.Fatalf("live account %s is not one Paystack made at PAYSTACK_DVA_BANK: %v", number, f.ps.DedicatedAccounts())
 		}
 		// Live dynamic accounts have no provider.
 		if r := e.REST("POST", "/wallets/live-w1", m.LiveSecret, map[string]any{"account_type": "dynamic", "currency": "NGN", "amount": 100, "expires_at": 30}); r.Status != 422 || r.Code() != "RAIL_NOT_CONFIGURED" {
