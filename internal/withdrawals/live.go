@@ -39,6 +39,61 @@ func (s *Service) mapProvider(ctx context.Context, t *ent.Transaction, provider,
 	return nil
 }
 
+// providerOf is the provider of payout t (a's), with a.provider and a.live
+// set. A live provider's reference is stored before anything is sent, so
+// that a webhook finds the payout even if this process dies between
+// submitting and recording. A provider configured when the payout was
+// accepted and not now sets a.err: the payout waits, with backoff, for the
+// operator to restore it.
+func (p *Payouts) providerOf(ctx context.Context, a *answer, payout rails.Payout) (rails.PayoutProvider, error) {
+	prov, err := p.router.Payouts(a.t.Mode, payout.Country)
+	if err != nil {
+		a.err = err
+		return nil, nil
+	}
+	a.provider = prov.Provider()
+	a.live = a.provider != rails.ProviderSandbox
+	if a.live {
+		if err := p.s.mapProvider(ctx, a.t, a.provider, p.router.ProviderReference(a.provider, a.t.Reference)); err != nil {
+			return nil, err
+		}
+	}
+	return prov, nil
+}
+
+// looked tells Looked of a look-up of a live payout (the reconciler's).
+func (p *Payouts) looked(a answer) {
+	if !a.live || p.opt.Looked == nil {
+		return
+	}
+	status := string(a.res.Status)
+	if a.err != nil {
+		status = "error"
+	}
+	p.opt.Looked(a.provider, status)
+}
+
+// read checks the rails' answer: a status the worker does not know is an
+// error; a reversal of a payout we never recorded as paid is its failure
+// (the money is back at the provider); a final answer whose amount differs
+// from ours is a mismatch, to be flagged.
+func (a *answer) read(payout rails.Payout) {
+	switch {
+	case a.err != nil:
+	case a.res.Status == rails.PayoutPending, a.res.Status == rails.PayoutSucceeded, a.res.Status == rails.PayoutFailed:
+	case a.res.Status == rails.PayoutReversed:
+		a.res.Status = rails.PayoutFailed
+		if a.res.Reason == "" {
+			a.res.Reason = "the payout was reversed by the beneficiary's bank"
+		}
+	default:
+		a.err = fmt.Errorf("rails answered status %q", a.res.Status)
+	}
+	if a.err == nil && a.res.Status != rails.PayoutPending {
+		a.mismatch = AmountMismatch(payout.Amount, a.res.ProviderAmount, payout.Currency)
+	}
+}
+
 // AmountMismatch says how a provider's amount (minor units; 0 when the
 // provider did not say) differs from ours, or "" when it does not.
 func AmountMismatch(ours, provider int64, cur money.Currency) string {

@@ -297,22 +297,9 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
 	defer cancel()
 	a := answer{t: t}
-	prov, err := p.router.Payouts(t.Mode, payout.Country)
-	if err != nil {
-		// The provider was configured when the payout was accepted and is
-		// not now: it waits, with backoff, for the operator to restore it.
-		a.err = err
-		return a, nil
-	}
-	a.provider = prov.Provider()
-	a.live = a.provider != rails.ProviderSandbox
-	if a.live {
-		// The provider's reference is stored before anything is sent, so
-		// that a webhook finds the payout even if this process dies
-		// between submitting and recording.
-		if err := p.s.mapProvider(ctx, t, a.provider, p.router.ProviderReference(a.provider, t.Reference)); err != nil {
-			return answer{}, err
-		}
+	prov, err := p.providerOf(ctx, &a, payout)
+	if err != nil || a.err != nil {
+		return a, err
 	}
 	if t.RailsReference == nil || t.SubmittedAt == nil {
 		// Submitting is idempotent per reference (a live provider's adapter
@@ -324,30 +311,9 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 	} else {
 		a.res, a.err = prov.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
 			RailsReference: *t.RailsReference, SubmittedAt: *t.SubmittedAt})
-		if a.live && p.opt.Looked != nil {
-			status := string(a.res.Status)
-			if a.err != nil {
-				status = "error"
-			}
-			p.opt.Looked(a.provider, status)
-		}
+		p.looked(a)
 	}
-	switch {
-	case a.err != nil:
-	case a.res.Status == rails.PayoutPending, a.res.Status == rails.PayoutSucceeded, a.res.Status == rails.PayoutFailed:
-	case a.res.Status == rails.PayoutReversed:
-		// Paid and returned before we recorded the payment: the money is
-		// back at the provider, so the payout failed.
-		a.res.Status = rails.PayoutFailed
-		if a.res.Reason == "" {
-			a.res.Reason = "the payout was reversed by the beneficiary's bank"
-		}
-	default:
-		a.err = fmt.Errorf("rails answered status %q", a.res.Status)
-	}
-	if a.err == nil && a.res.Status != rails.PayoutPending {
-		a.mismatch = AmountMismatch(payout.Amount, a.res.ProviderAmount, payout.Currency)
-	}
+	a.read(payout)
 	return a, nil
 }
 
