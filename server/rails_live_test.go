@@ -308,9 +308,40 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		if err := ledger.Check(context.Background(), e.App.DB); err != nil {
 			t.Fatalf("ledger invariants: %v", err)
 		}
-		var m1 map[string]any
-		_ = json.Unmarshal(e.REST("GET", "/", "", nil).Body, &m1)
+		if got := indexRails(t, e); got["test"] != "sandbox" || got["live"] != "binancepay,flutterwave,paystack" {
+			t.Errorf("GET / rails: %v", got)
+		}
 	}, f.options("paystack,flutterwave,binancepay")...)
+}
+
+// indexRails reads what GET / says each mode runs on.
+func indexRails(t *testing.T, e *servertest.Env) map[string]any {
+	t.Helper()
+	resp, err := http.Get(e.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var idx struct {
+		Rails map[string]any `json:"rails"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx.Rails
+}
+
+// TestLiveOnTheSandbox: with LIVE_RAILS unset, live mode runs on the
+// sandbox as before, says so on GET /, and keeps the simulations.
+func TestLiveOnTheSandbox(t *testing.T) {
+	e := servertest.New(t, "sqlite:"+t.TempDir()+"/s.db")
+	if got := indexRails(t, e); got["test"] != "sandbox" || got["live"] != "sandbox" {
+		t.Errorf("GET / rails: %v", got)
+	}
+	m := e.Merchant("Demo Co")
+	e.REST("POST", "/sandbox/balances/fund", m.LiveSecret, map[string]any{"currency": "NGN", "amount": 100}).Expect(200)
+	e.REST("POST", "/wallets", m.LiveSecret, sampleWallet("demo-w")).Expect(201)
+	e.REST("POST", "/wallets/demo-w", m.LiveSecret, map[string]any{"account_type": "dynamic", "currency": "NGN", "amount": 100, "expires_at": 30}).Expect(201)
 }
 
 // TestLiveRailNotConfigured: live operations whose provider LIVE_RAILS
