@@ -361,6 +361,11 @@ func TestLiveRailNotConfigured(t *testing.T) {
 		if r.Status != 422 || r.Code() != "RAIL_NOT_CONFIGURED" {
 			t.Fatalf("GH payout without flutterwave: %d %s", r.Status, r.Body)
 		}
+		gq := e.GQL(m.LiveSecret, `mutation($in: WithdrawInput!) { withdraw(input: $in) { reference } }`, map[string]any{"in": map[string]any{
+			"amount": "10", "currency": "GHS", "beneficiary": parityGHBeneficiary(gh)}})
+		if gq.Code() != "RAIL_NOT_CONFIGURED" {
+			t.Fatalf("GraphQL GH payout without flutterwave: %s", gq.Body)
+		}
 		if got := liveBalance(t, e, m, money.GHS); got != 1_000_000 {
 			t.Fatalf("GHS after the refusal: %d", got)
 		}
