@@ -43,7 +43,10 @@ func TestRouterPicksEachModesRails(t *testing.T) {
 		"live GH payout": r.CheckPayouts("live", banks.CountryGH),
 		"live account":   func() error { _, err := r.Accounts("live"); return err }(),
 		"live order":     func() error { _, err := r.Orders("live"); return err }(),
-		"live enquiry":   func() error { _, err := r.ResolveAccount(context.Background(), "live", "058", "0123456789"); return err }(),
+		"live enquiry": func() error {
+			_, err := r.ResolveAccount(context.Background(), "live", "058", "0123456789")
+			return err
+		}(),
 	} {
 		if apperr.KindOf(err) != apperr.RailNotConfigured || apperr.RailNotConfigured.Status() != 422 {
 			t.Errorf("%s: %v, want 422 RAIL_NOT_CONFIGURED", name, err)
