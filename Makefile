@@ -23,13 +23,15 @@ test: vet
 	$(GO) test $(TEST_FLAGS) ./...
 	cd tools/loadtest && $(GO) test $(TEST_FLAGS) ./...
 
-# Regenerates ent and gqlgen code, and GraphiQL's bundle (web/graphiql/dist,
-# from its pinned npm packages); CI fails when this leaves a diff.
+# Regenerates ent and gqlgen code, and the bundles of GraphiQL and the
+# dashboard (web/graphiql/dist and web/dashboard/dist,
+# from their pinned npm packages); CI fails when this leaves a diff.
 generate:
 	cd ent && $(GO) run -mod=mod entc.go
 	$(GO) tool gqlgen generate
 	bash web/docs/build.sh
 	bash web/graphiql/build.sh
+	bash web/dashboard/build.sh
 
 # After changing ent/schema (and make generate): writes the next versioned
 # migration of each database into migrations/ (e.g. make migration

@@ -32,7 +32,11 @@ type APIKey struct {
 	// first characters, for logs and dashboards
 	Prefix string `json:"prefix,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// set when the key was rolled with an overlap: it stops working then
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// written at most once a minute per key by merchants.Usage
+	LastUsedAt   *time.Time `json:"last_used_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -43,7 +47,7 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case apikey.FieldID, apikey.FieldMerchantID, apikey.FieldMode, apikey.FieldKind, apikey.FieldHash, apikey.FieldPrefix:
 			values[i] = new(sql.NullString)
-		case apikey.FieldCreatedAt, apikey.FieldUpdatedAt, apikey.FieldRevokedAt:
+		case apikey.FieldCreatedAt, apikey.FieldUpdatedAt, apikey.FieldRevokedAt, apikey.FieldExpiresAt, apikey.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -115,6 +119,20 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
 			}
+		case apikey.FieldExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
+			} else if value.Valid {
+				_m.ExpiresAt = new(time.Time)
+				*_m.ExpiresAt = value.Time
+			}
+		case apikey.FieldLastUsedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
+			} else if value.Valid {
+				_m.LastUsedAt = new(time.Time)
+				*_m.LastUsedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -173,6 +191,16 @@ func (_m *APIKey) String() string {
 	builder.WriteString(", ")
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ExpiresAt; v != nil {
+		builder.WriteString("expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.LastUsedAt; v != nil {
+		builder.WriteString("last_used_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -16,6 +16,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/ent/ledgeraccount"
@@ -53,6 +54,8 @@ type Client struct {
 	EmailNotification *EmailNotificationClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// ExportToken is the client for interacting with the ExportToken builders.
+	ExportToken *ExportTokenClient
 	// FiatAccount is the client for interacting with the FiatAccount builders.
 	FiatAccount *FiatAccountClient
 	// IdempotencyRecord is the client for interacting with the IdempotencyRecord builders.
@@ -97,6 +100,7 @@ func (c *Client) init() {
 	c.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(c.config)
 	c.EmailNotification = NewEmailNotificationClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.ExportToken = NewExportTokenClient(c.config)
 	c.FiatAccount = NewFiatAccountClient(c.config)
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
 	c.LedgerAccount = NewLedgerAccountClient(c.config)
@@ -208,6 +212,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
+		ExportToken:        NewExportTokenClient(cfg),
 		FiatAccount:        NewFiatAccountClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
 		LedgerAccount:      NewLedgerAccountClient(cfg),
@@ -246,6 +251,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
+		ExportToken:        NewExportTokenClient(cfg),
 		FiatAccount:        NewFiatAccountClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
 		LedgerAccount:      NewLedgerAccountClient(cfg),
@@ -290,9 +296,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
-		c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
-		c.MerchantPair, c.Pair, c.Quote, c.RailsNotice, c.Transaction, c.Wallet,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
+		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
+		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -303,9 +310,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
-		c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount, c.LedgerEntry, c.Merchant,
-		c.MerchantPair, c.Pair, c.Quote, c.RailsNotice, c.Transaction, c.Wallet,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
+		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
+		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -324,6 +332,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.EmailNotification.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *ExportTokenMutation:
+		return c.ExportToken.mutate(ctx, m)
 	case *FiatAccountMutation:
 		return c.FiatAccount.mutate(ctx, m)
 	case *IdempotencyRecordMutation:
@@ -1025,6 +1035,141 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
+	}
+}
+
+// ExportTokenClient is a client for the ExportToken schema.
+type ExportTokenClient struct {
+	config
+}
+
+// NewExportTokenClient returns a client for the ExportToken from the given config.
+func NewExportTokenClient(c config) *ExportTokenClient {
+	return &ExportTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `exporttoken.Hooks(f(g(h())))`.
+func (c *ExportTokenClient) Use(hooks ...Hook) {
+	c.hooks.ExportToken = append(c.hooks.ExportToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `exporttoken.Intercept(f(g(h())))`.
+func (c *ExportTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ExportToken = append(c.inters.ExportToken, interceptors...)
+}
+
+// Create returns a builder for creating a ExportToken entity.
+func (c *ExportTokenClient) Create() *ExportTokenCreate {
+	mutation := newExportTokenMutation(c.config, OpCreate)
+	return &ExportTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ExportToken entities.
+func (c *ExportTokenClient) CreateBulk(builders ...*ExportTokenCreate) *ExportTokenCreateBulk {
+	return &ExportTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ExportTokenClient) MapCreateBulk(slice any, setFunc func(*ExportTokenCreate, int)) *ExportTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ExportTokenCreateBulk{err: fmt.Errorf("calling to ExportTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ExportTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ExportTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ExportToken.
+func (c *ExportTokenClient) Update() *ExportTokenUpdate {
+	mutation := newExportTokenMutation(c.config, OpUpdate)
+	return &ExportTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ExportTokenClient) UpdateOne(_m *ExportToken) *ExportTokenUpdateOne {
+	mutation := newExportTokenMutation(c.config, OpUpdateOne, withExportToken(_m))
+	return &ExportTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ExportTokenClient) UpdateOneID(id string) *ExportTokenUpdateOne {
+	mutation := newExportTokenMutation(c.config, OpUpdateOne, withExportTokenID(id))
+	return &ExportTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ExportToken.
+func (c *ExportTokenClient) Delete() *ExportTokenDelete {
+	mutation := newExportTokenMutation(c.config, OpDelete)
+	return &ExportTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ExportTokenClient) DeleteOne(_m *ExportToken) *ExportTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ExportTokenClient) DeleteOneID(id string) *ExportTokenDeleteOne {
+	builder := c.Delete().Where(exporttoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ExportTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for ExportToken.
+func (c *ExportTokenClient) Query() *ExportTokenQuery {
+	return &ExportTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeExportToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ExportToken entity by its id.
+func (c *ExportTokenClient) Get(ctx context.Context, id string) (*ExportToken, error) {
+	return c.Query().Where(exporttoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ExportTokenClient) GetX(ctx context.Context, id string) *ExportToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ExportTokenClient) Hooks() []Hook {
+	hooks := c.hooks.ExportToken
+	return append(hooks[:len(hooks):len(hooks)], exporttoken.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ExportTokenClient) Interceptors() []Interceptor {
+	inters := c.inters.ExportToken
+	return append(inters[:len(inters):len(inters)], exporttoken.Interceptors[:]...)
+}
+
+func (c *ExportTokenClient) mutate(ctx context.Context, m *ExportTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ExportTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ExportTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ExportTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ExportTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ExportToken mutation op: %q", m.Op())
 	}
 }
 
@@ -2907,16 +3052,16 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
-		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
-		Quote, RailsNotice, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Hook
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
+		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
+		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, FiatAccount,
-		IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant, MerchantPair, Pair,
-		Quote, RailsNotice, Transaction, Wallet, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
+		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
+		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

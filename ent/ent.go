@@ -11,6 +11,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/ent/ledgeraccount"
@@ -96,6 +97,7 @@ func checkColumn(t, c string) error {
 			cryptopayenrolment.Table: cryptopayenrolment.ValidColumn,
 			emailnotification.Table:  emailnotification.ValidColumn,
 			event.Table:              event.ValidColumn,
+			exporttoken.Table:        exporttoken.ValidColumn,
 			fiataccount.Table:        fiataccount.ValidColumn,
 			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,
 			ledgeraccount.Table:      ledgeraccount.ValidColumn,

@@ -189,7 +189,7 @@ func deliveryModels(ds []webhooks.Delivery) []*model.WebhookDelivery {
 		m := &model.WebhookDelivery{ID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, URL: d.URL,
 			Status: d.Status, AttemptCount: d.AttemptCount, NextAttemptAt: d.NextAttemptAt,
 			LastStatusCode: d.LastStatusCode, LastError: d.LastError, CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt,
-			Attempts: make([]*model.WebhookAttempt, len(d.Attempts))}
+			Attempts: make([]*model.WebhookAttempt, len(d.Attempts)), Event: d.EventType}
 		for j, a := range d.Attempts {
 			m.Attempts[j] = &model.WebhookAttempt{Number: a.Number, StartedAt: a.StartedAt, LatencyMs: int(a.LatencyMS),
 				StatusCode: a.StatusCode, Error: a.Error, ResponseBody: a.ResponseBody, Success: a.Success}

@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	Transaction() TransactionResolver
 	Wallet() WalletResolver
 }
 
@@ -43,11 +44,41 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	ApiKey struct {
+		CreatedAt  func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		Mode       func(childComplexity int) int
+		Prefix     func(childComplexity int) int
+	}
+
 	Balance struct {
 		Available func(childComplexity int) int
 		Currency  func(childComplexity int) int
 		Pending   func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
+	}
+
+	BalanceEntry struct {
+		Amount               func(childComplexity int) int
+		BalanceAfter         func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		Currency             func(childComplexity int) int
+		Description          func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		TransactionReference func(childComplexity int) int
+	}
+
+	BalanceEntryConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	BalanceEntryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Bank struct {
@@ -140,6 +171,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExportToken struct {
+		ExpiresAt func(childComplexity int) int
+		URL       func(childComplexity int) int
+	}
+
 	FiatAccount struct {
 		AccountName      func(childComplexity int) int
 		AccountNumber    func(childComplexity int) int
@@ -177,22 +213,27 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CompleteCryptoPay     func(childComplexity int, input model.CompleteCryptoPayInput) int
-		CreateFiatAccount     func(childComplexity int, input model.CreateFiatAccountInput) int
-		CreateRate            func(childComplexity int, input model.CreateRateInput) int
-		CreateWallet          func(childComplexity int, input model.CreateWalletInput) int
-		CreateWebhookEndpoint func(childComplexity int, input model.CreateWebhookEndpointInput) int
-		DeleteWebhookEndpoint func(childComplexity int, id string) int
-		EnrolCryptoPay        func(childComplexity int, input model.EnrolCryptoPayInput) int
-		FundBalance           func(childComplexity int, input model.FundBalanceInput) int
-		RedeliverEvent        func(childComplexity int, id string) int
-		RefreshRate           func(childComplexity int, input model.RefreshRateInput) int
-		ResolveBankAccount    func(childComplexity int, input model.ResolveBankAccountInput) int
-		RollWebhookSecret     func(childComplexity int, id string) int
-		SimulateBankTransfer  func(childComplexity int, input model.SimulateBankTransferInput) int
-		StartDeposit          func(childComplexity int, input model.StartDepositInput) int
-		Swap                  func(childComplexity int, input model.SwapInput) int
-		Withdraw              func(childComplexity int, input model.WithdrawInput) int
+		CompleteCryptoPay       func(childComplexity int, input model.CompleteCryptoPayInput) int
+		CreateFiatAccount       func(childComplexity int, input model.CreateFiatAccountInput) int
+		CreateRate              func(childComplexity int, input model.CreateRateInput) int
+		CreateTransactionExport func(childComplexity int, filter *model.TransactionFilter) int
+		CreateWallet            func(childComplexity int, input model.CreateWalletInput) int
+		CreateWebhookEndpoint   func(childComplexity int, input model.CreateWebhookEndpointInput) int
+		DeleteWebhookEndpoint   func(childComplexity int, id string) int
+		EnrolCryptoPay          func(childComplexity int, input model.EnrolCryptoPayInput) int
+		FundBalance             func(childComplexity int, input model.FundBalanceInput) int
+		RedeliverEvent          func(childComplexity int, id string) int
+		RefreshRate             func(childComplexity int, input model.RefreshRateInput) int
+		ResendWebhookDelivery   func(childComplexity int, id string) int
+		ResolveBankAccount      func(childComplexity int, input model.ResolveBankAccountInput) int
+		RollAPIKeys             func(childComplexity int, input *model.RollAPIKeysInput) int
+		RollWebhookSecret       func(childComplexity int, id string) int
+		SendTestWebhook         func(childComplexity int, endpointID string) int
+		SimulateBankTransfer    func(childComplexity int, input model.SimulateBankTransferInput) int
+		StartDeposit            func(childComplexity int, input model.StartDepositInput) int
+		Swap                    func(childComplexity int, input model.SwapInput) int
+		UpdateWebhookEndpoint   func(childComplexity int, id string, enabled bool) int
+		Withdraw                func(childComplexity int, input model.WithdrawInput) int
 	}
 
 	PageInfo struct {
@@ -209,17 +250,21 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Balances         func(childComplexity int) int
-		Banks            func(childComplexity int, country model.Country) int
-		Events           func(childComplexity int, first *int, after *string) int
-		Me               func(childComplexity int) int
-		Rate             func(childComplexity int, fromCurrency string, toCurrency string) int
-		Rates            func(childComplexity int) int
-		Transaction      func(childComplexity int, reference string) int
-		Transactions     func(childComplexity int, first *int, after *string, filter *model.TransactionFilter) int
-		Wallet           func(childComplexity int, reference string) int
-		Wallets          func(childComplexity int, first *int, after *string) int
-		WebhookEndpoints func(childComplexity int) int
+		APIKeys           func(childComplexity int) int
+		BalanceHistory    func(childComplexity int, currency string, first *int, after *string) int
+		Balances          func(childComplexity int) int
+		Banks             func(childComplexity int, country model.Country) int
+		Events            func(childComplexity int, first *int, after *string) int
+		Me                func(childComplexity int) int
+		Rate              func(childComplexity int, fromCurrency string, toCurrency string) int
+		Rates             func(childComplexity int) int
+		Transaction       func(childComplexity int, reference string) int
+		Transactions      func(childComplexity int, first *int, after *string, filter *model.TransactionFilter) int
+		VolumeToday       func(childComplexity int) int
+		Wallet            func(childComplexity int, reference string) int
+		Wallets           func(childComplexity int, first *int, after *string) int
+		WebhookDeliveries func(childComplexity int, endpointID *string, first *int, after *string) int
+		WebhookEndpoints  func(childComplexity int) int
 	}
 
 	Quote struct {
@@ -251,6 +296,12 @@ type ComplexityRoot struct {
 		BankName      func(childComplexity int) int
 	}
 
+	RolledApiKeys struct {
+		OldKeysExpireAt func(childComplexity int) int
+		PublicKey       func(childComplexity int) int
+		SecretKey       func(childComplexity int) int
+	}
+
 	RolledWebhookSecret struct {
 		ID     func(childComplexity int) int
 		Secret func(childComplexity int) int
@@ -275,6 +326,7 @@ type ComplexityRoot struct {
 		CreatedAt         func(childComplexity int) int
 		Currency          func(childComplexity int) int
 		Destination       func(childComplexity int) int
+		Events            func(childComplexity int) int
 		Fee               func(childComplexity int) int
 		FeeBearer         func(childComplexity int) int
 		From              func(childComplexity int) int
@@ -314,6 +366,13 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Volume struct {
+		Count    func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Incoming func(childComplexity int) int
+		Outgoing func(childComplexity int) int
+	}
+
 	Wallet struct {
 		Accounts        func(childComplexity int) int
 		Compliance      func(childComplexity int) int
@@ -348,6 +407,7 @@ type ComplexityRoot struct {
 		CompletedAt    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		EndpointID     func(childComplexity int) int
+		Event          func(childComplexity int) int
 		EventID        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		LastError      func(childComplexity int) int
@@ -355,6 +415,16 @@ type ComplexityRoot struct {
 		NextAttemptAt  func(childComplexity int) int
 		Status         func(childComplexity int) int
 		URL            func(childComplexity int) int
+	}
+
+	WebhookDeliveryConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	WebhookDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	WebhookEndpoint struct {
@@ -391,6 +461,11 @@ type MutationResolver interface {
 	DeleteWebhookEndpoint(ctx context.Context, id string) (*model.DeletedWebhookEndpoint, error)
 	RollWebhookSecret(ctx context.Context, id string) (*model.RolledWebhookSecret, error)
 	RedeliverEvent(ctx context.Context, id string) ([]*model.WebhookDelivery, error)
+	RollAPIKeys(ctx context.Context, input *model.RollAPIKeysInput) (*model.RolledAPIKeys, error)
+	CreateTransactionExport(ctx context.Context, filter *model.TransactionFilter) (*model.ExportToken, error)
+	SendTestWebhook(ctx context.Context, endpointID string) (*model.WebhookDelivery, error)
+	UpdateWebhookEndpoint(ctx context.Context, id string, enabled bool) (*model.WebhookEndpoint, error)
+	ResendWebhookDelivery(ctx context.Context, id string) (*model.WebhookDelivery, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Merchant, error)
@@ -404,9 +479,16 @@ type QueryResolver interface {
 	Rate(ctx context.Context, fromCurrency string, toCurrency string) (*model.IndicativeRate, error)
 	WebhookEndpoints(ctx context.Context) ([]*model.WebhookEndpoint, error)
 	Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error)
+	BalanceHistory(ctx context.Context, currency string, first *int, after *string) (*model.BalanceEntryConnection, error)
+	WebhookDeliveries(ctx context.Context, endpointID *string, first *int, after *string) (*model.WebhookDeliveryConnection, error)
+	APIKeys(ctx context.Context) ([]*model.APIKey, error)
+	VolumeToday(ctx context.Context) ([]*model.Volume, error)
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, types []model.EventType, after *string) (<-chan *ent.Event, error)
+}
+type TransactionResolver interface {
+	Events(ctx context.Context, obj *model.Transaction) ([]*ent.Event, error)
 }
 type WalletResolver interface {
 	Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error)
@@ -429,6 +511,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "ApiKey.createdAt":
+		if e.ComplexityRoot.ApiKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.CreatedAt(childComplexity), true
+	case "ApiKey.expiresAt":
+		if e.ComplexityRoot.ApiKey.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.ExpiresAt(childComplexity), true
+	case "ApiKey.id":
+		if e.ComplexityRoot.ApiKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.ID(childComplexity), true
+	case "ApiKey.kind":
+		if e.ComplexityRoot.ApiKey.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.Kind(childComplexity), true
+	case "ApiKey.lastUsedAt":
+		if e.ComplexityRoot.ApiKey.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.LastUsedAt(childComplexity), true
+	case "ApiKey.mode":
+		if e.ComplexityRoot.ApiKey.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.Mode(childComplexity), true
+	case "ApiKey.prefix":
+		if e.ComplexityRoot.ApiKey.Prefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiKey.Prefix(childComplexity), true
 
 	case "Balance.available":
 		if e.ComplexityRoot.Balance.Available == nil {
@@ -454,6 +579,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Balance.UpdatedAt(childComplexity), true
+
+	case "BalanceEntry.amount":
+		if e.ComplexityRoot.BalanceEntry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.Amount(childComplexity), true
+	case "BalanceEntry.balanceAfter":
+		if e.ComplexityRoot.BalanceEntry.BalanceAfter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.BalanceAfter(childComplexity), true
+	case "BalanceEntry.createdAt":
+		if e.ComplexityRoot.BalanceEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.CreatedAt(childComplexity), true
+	case "BalanceEntry.currency":
+		if e.ComplexityRoot.BalanceEntry.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.Currency(childComplexity), true
+	case "BalanceEntry.description":
+		if e.ComplexityRoot.BalanceEntry.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.Description(childComplexity), true
+	case "BalanceEntry.id":
+		if e.ComplexityRoot.BalanceEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.ID(childComplexity), true
+	case "BalanceEntry.transactionReference":
+		if e.ComplexityRoot.BalanceEntry.TransactionReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntry.TransactionReference(childComplexity), true
+
+	case "BalanceEntryConnection.edges":
+		if e.ComplexityRoot.BalanceEntryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntryConnection.Edges(childComplexity), true
+	case "BalanceEntryConnection.pageInfo":
+		if e.ComplexityRoot.BalanceEntryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntryConnection.PageInfo(childComplexity), true
+
+	case "BalanceEntryEdge.cursor":
+		if e.ComplexityRoot.BalanceEntryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntryEdge.Cursor(childComplexity), true
+	case "BalanceEntryEdge.node":
+		if e.ComplexityRoot.BalanceEntryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BalanceEntryEdge.Node(childComplexity), true
 
 	case "Bank.branches":
 		if e.ComplexityRoot.Bank.Branches == nil {
@@ -808,6 +1002,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
+	case "ExportToken.expiresAt":
+		if e.ComplexityRoot.ExportToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportToken.ExpiresAt(childComplexity), true
+	case "ExportToken.url":
+		if e.ComplexityRoot.ExportToken.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportToken.URL(childComplexity), true
+
 	case "FiatAccount.accountName":
 		if e.ComplexityRoot.FiatAccount.AccountName == nil {
 			break
@@ -1006,6 +1213,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateRate(childComplexity, args["input"].(model.CreateRateInput)), true
+	case "Mutation.createTransactionExport":
+		if e.ComplexityRoot.Mutation.CreateTransactionExport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTransactionExport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTransactionExport(childComplexity, args["filter"].(*model.TransactionFilter)), true
 	case "Mutation.createWallet":
 		if e.ComplexityRoot.Mutation.CreateWallet == nil {
 			break
@@ -1083,6 +1301,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefreshRate(childComplexity, args["input"].(model.RefreshRateInput)), true
+	case "Mutation.resendWebhookDelivery":
+		if e.ComplexityRoot.Mutation.ResendWebhookDelivery == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resendWebhookDelivery_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResendWebhookDelivery(childComplexity, args["id"].(string)), true
 	case "Mutation.resolveBankAccount":
 		if e.ComplexityRoot.Mutation.ResolveBankAccount == nil {
 			break
@@ -1094,6 +1323,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveBankAccount(childComplexity, args["input"].(model.ResolveBankAccountInput)), true
+	case "Mutation.rollApiKeys":
+		if e.ComplexityRoot.Mutation.RollAPIKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rollApiKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RollAPIKeys(childComplexity, args["input"].(*model.RollAPIKeysInput)), true
 	case "Mutation.rollWebhookSecret":
 		if e.ComplexityRoot.Mutation.RollWebhookSecret == nil {
 			break
@@ -1105,6 +1345,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RollWebhookSecret(childComplexity, args["id"].(string)), true
+	case "Mutation.sendTestWebhook":
+		if e.ComplexityRoot.Mutation.SendTestWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendTestWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendTestWebhook(childComplexity, args["endpointId"].(string)), true
 	case "Mutation.simulateBankTransfer":
 		if e.ComplexityRoot.Mutation.SimulateBankTransfer == nil {
 			break
@@ -1138,6 +1389,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Swap(childComplexity, args["input"].(model.SwapInput)), true
+	case "Mutation.updateWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.UpdateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhookEndpoint(childComplexity, args["id"].(string), args["enabled"].(bool)), true
 	case "Mutation.withdraw":
 		if e.ComplexityRoot.Mutation.Withdraw == nil {
 			break
@@ -1194,6 +1456,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PairRates.Sell(childComplexity), true
 
+	case "Query.apiKeys":
+		if e.ComplexityRoot.Query.APIKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.APIKeys(childComplexity), true
+	case "Query.balanceHistory":
+		if e.ComplexityRoot.Query.BalanceHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Query_balanceHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BalanceHistory(childComplexity, args["currency"].(string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.balances":
 		if e.ComplexityRoot.Query.Balances == nil {
 			break
@@ -1268,6 +1547,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Transactions(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.TransactionFilter)), true
+	case "Query.volumeToday":
+		if e.ComplexityRoot.Query.VolumeToday == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.VolumeToday(childComplexity), true
 	case "Query.wallet":
 		if e.ComplexityRoot.Query.Wallet == nil {
 			break
@@ -1290,6 +1575,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Wallets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.webhookDeliveries":
+		if e.ComplexityRoot.Query.WebhookDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookDeliveries(childComplexity, args["endpointId"].(*string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.webhookEndpoints":
 		if e.ComplexityRoot.Query.WebhookEndpoints == nil {
 			break
@@ -1437,6 +1733,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResolvedBankAccount.BankName(childComplexity), true
 
+	case "RolledApiKeys.oldKeysExpireAt":
+		if e.ComplexityRoot.RolledApiKeys.OldKeysExpireAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RolledApiKeys.OldKeysExpireAt(childComplexity), true
+	case "RolledApiKeys.publicKey":
+		if e.ComplexityRoot.RolledApiKeys.PublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RolledApiKeys.PublicKey(childComplexity), true
+	case "RolledApiKeys.secretKey":
+		if e.ComplexityRoot.RolledApiKeys.SecretKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RolledApiKeys.SecretKey(childComplexity), true
+
 	case "RolledWebhookSecret.id":
 		if e.ComplexityRoot.RolledWebhookSecret.ID == nil {
 			break
@@ -1529,6 +1844,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Transaction.Destination(childComplexity), true
+	case "Transaction.events":
+		if e.ComplexityRoot.Transaction.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Transaction.Events(childComplexity), true
 	case "Transaction.fee":
 		if e.ComplexityRoot.Transaction.Fee == nil {
 			break
@@ -1718,6 +2039,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TransactionEdge.Node(childComplexity), true
 
+	case "Volume.count":
+		if e.ComplexityRoot.Volume.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Count(childComplexity), true
+	case "Volume.currency":
+		if e.ComplexityRoot.Volume.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Currency(childComplexity), true
+	case "Volume.incoming":
+		if e.ComplexityRoot.Volume.Incoming == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Incoming(childComplexity), true
+	case "Volume.outgoing":
+		if e.ComplexityRoot.Volume.Outgoing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Outgoing(childComplexity), true
+
 	case "Wallet.accounts":
 		if e.ComplexityRoot.Wallet.Accounts == nil {
 			break
@@ -1848,6 +2194,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookDelivery.EndpointID(childComplexity), true
+	case "WebhookDelivery.event":
+		if e.ComplexityRoot.WebhookDelivery.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Event(childComplexity), true
 	case "WebhookDelivery.eventId":
 		if e.ComplexityRoot.WebhookDelivery.EventID == nil {
 			break
@@ -1890,6 +2242,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookDelivery.URL(childComplexity), true
+
+	case "WebhookDeliveryConnection.edges":
+		if e.ComplexityRoot.WebhookDeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.Edges(childComplexity), true
+	case "WebhookDeliveryConnection.pageInfo":
+		if e.ComplexityRoot.WebhookDeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.PageInfo(childComplexity), true
+
+	case "WebhookDeliveryEdge.cursor":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Cursor(childComplexity), true
+	case "WebhookDeliveryEdge.node":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
 
 	case "WebhookEndpoint.createdAt":
 		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
@@ -1944,6 +2322,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputFundBalanceInput,
 		ec.unmarshalInputRefreshRateInput,
 		ec.unmarshalInputResolveBankAccountInput,
+		ec.unmarshalInputRollApiKeysInput,
 		ec.unmarshalInputSimulateBankTransferInput,
 		ec.unmarshalInputStartDepositInput,
 		ec.unmarshalInputSwapInput,
@@ -2679,12 +3058,159 @@ type Subscription {
   events(types: [EventType!], after: ID): Event!
 }
 `, BuiltIn: false},
+	{Name: "../dashboard.graphql", Input: `# What the merchant dashboard (/dashboard) needs beyond the REST operations:
+# filters, the ledger's history, deliveries and attempts, API keys, exports
+# and test webhooks. Every field here is part of the public GraphQL API.
+
+extend input TransactionFilter {
+  currency: String
+  "Inclusive."
+  createdFrom: Time
+  "Exclusive."
+  createdTo: Time
+  "Either reference: the service's or the merchant's (exact match, the merchant's without regard to case)."
+  search: String
+}
+
+extend type Transaction {
+  "Events this transaction caused, oldest first (their deliveries reachable through Event.deliveries)."
+  events: [Event!]!
+}
+
+extend type WebhookDelivery {
+  "The event's dotted name, \"ping\" for a test event."
+  event: String!
+}
+
+"One ledger entry of the merchant's available balance in one currency."
+type BalanceEntry {
+  id: ID!
+  createdAt: Time!
+  "Signed: positive credits the available balance, negative debits it."
+  amount: Decimal!
+  "Available balance after this entry."
+  balanceAfter: Decimal!
+  currency: String!
+  "The transaction it belongs to, if any (reference)."
+  transactionReference: String
+  description: String!
+}
+
+type BalanceEntryEdge {
+  cursor: String!
+  node: BalanceEntry!
+}
+
+type BalanceEntryConnection {
+  edges: [BalanceEntryEdge!]!
+  pageInfo: PageInfo!
+}
+
+type WebhookDeliveryEdge {
+  cursor: String!
+  node: WebhookDelivery!
+}
+
+type WebhookDeliveryConnection {
+  edges: [WebhookDeliveryEdge!]!
+  pageInfo: PageInfo!
+}
+
+"A day's volume in one currency."
+type Volume {
+  currency: String!
+  "Deposits, and what swaps bought in this currency."
+  incoming: Decimal!
+  "Withdrawals, and what swaps sold of this currency."
+  outgoing: Decimal!
+  "The transactions counted."
+  count: Int!
+}
+
+"An API key of the merchant, by its prefix (the key itself is never kept)."
+type ApiKey {
+  id: ID!
+  "secret or public"
+  kind: String!
+  mode: Mode!
+  "The first characters of the key, e.g. SECK_TEST_AbC (never the whole key)."
+  prefix: String!
+  createdAt: Time!
+  "Kept in memory and written at most once a minute per key."
+  lastUsedAt: Time
+  "Set while a rolled key still works during its overlap."
+  expiresAt: Time
+}
+
+input RollApiKeysInput {
+  "0 (default) revokes the old keys at once; at most 86400 (24 h)."
+  overlapSeconds: Int
+}
+
+type RolledApiKeys {
+  "Shown only here."
+  secretKey: String!
+  publicKey: String!
+  "When the old keys stop working (null when revoked at once)."
+  oldKeysExpireAt: Time
+}
+
+type ExportToken {
+  "Same-origin path with a one-time token: /dashboard/export/transactions.csv?token=..."
+  url: String!
+  expiresAt: Time!
+}
+
+extend type Query {
+  "Ledger entries of the merchant's balance in one currency, newest first, with the available balance after each."
+  balanceHistory(currency: String!, first: Int, after: String): BalanceEntryConnection!
+  "Deliveries to one endpoint (or all), newest first."
+  webhookDeliveries(endpointId: ID, first: Int, after: String): WebhookDeliveryConnection!
+  "The merchant's live API keys in this mode (prefixes only, never the key)."
+  apiKeys: [ApiKey!]!
+  "Today's (UTC day) volume per currency: pending and successful transactions created today."
+  volumeToday: [Volume!]!
+}
+
+extend type Mutation {
+  "Rolls the calling mode's keys (secret and public)."
+  rollApiKeys(input: RollApiKeysInput): RolledApiKeys!
+  "A one-time token (60 s) for a CSV export of the filtered transactions."
+  createTransactionExport(filter: TransactionFilter): ExportToken!
+  "Sends a signed ping event to one endpoint, delivered like any other, not stored among the merchant's events."
+  sendTestWebhook(endpointId: ID!): WebhookDelivery!
+  "Enables or disables an endpoint."
+  updateWebhookEndpoint(id: ID!, enabled: Boolean!): WebhookEndpoint!
+  "Delivers one delivery again now (a new attempt on the same delivery, same webhook-id)."
+  resendWebhookDelivery(id: ID!): WebhookDelivery!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_ApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApiKey_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_ApiKey_kind(ctx, field)
+	case "mode":
+		return ec.fieldContext_ApiKey_mode(ctx, field)
+	case "prefix":
+		return ec.fieldContext_ApiKey_prefix(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ApiKey_createdAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_ApiKey_lastUsedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ApiKey_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiKey", field.Name)
+}
 
 func (ec *executionContext) childFields_Balance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2698,6 +3224,46 @@ func (ec *executionContext) childFields_Balance(ctx context.Context, field graph
 		return ec.fieldContext_Balance_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Balance", field.Name)
+}
+
+func (ec *executionContext) childFields_BalanceEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BalanceEntry_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_BalanceEntry_createdAt(ctx, field)
+	case "amount":
+		return ec.fieldContext_BalanceEntry_amount(ctx, field)
+	case "balanceAfter":
+		return ec.fieldContext_BalanceEntry_balanceAfter(ctx, field)
+	case "currency":
+		return ec.fieldContext_BalanceEntry_currency(ctx, field)
+	case "transactionReference":
+		return ec.fieldContext_BalanceEntry_transactionReference(ctx, field)
+	case "description":
+		return ec.fieldContext_BalanceEntry_description(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BalanceEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_BalanceEntryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_BalanceEntryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BalanceEntryConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BalanceEntryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_BalanceEntryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_BalanceEntryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_BalanceEntryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BalanceEntryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Bank(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2880,6 +3446,16 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ExportToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_ExportToken_url(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ExportToken_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExportToken", field.Name)
+}
+
 func (ec *executionContext) childFields_FiatAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "accountType":
@@ -3036,6 +3612,18 @@ func (ec *executionContext) childFields_ResolvedBankAccount(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ResolvedBankAccount", field.Name)
 }
 
+func (ec *executionContext) childFields_RolledApiKeys(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "secretKey":
+		return ec.fieldContext_RolledApiKeys_secretKey(ctx, field)
+	case "publicKey":
+		return ec.fieldContext_RolledApiKeys_publicKey(ctx, field)
+	case "oldKeysExpireAt":
+		return ec.fieldContext_RolledApiKeys_oldKeysExpireAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RolledApiKeys", field.Name)
+}
+
 func (ec *executionContext) childFields_RolledWebhookSecret(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3130,6 +3718,8 @@ func (ec *executionContext) childFields_Transaction(ctx context.Context, field g
 		return ec.fieldContext_Transaction_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Transaction_updatedAt(ctx, field)
+	case "events":
+		return ec.fieldContext_Transaction_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Transaction", field.Name)
 }
@@ -3152,6 +3742,20 @@ func (ec *executionContext) childFields_TransactionEdge(ctx context.Context, fie
 		return ec.fieldContext_TransactionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TransactionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Volume(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_Volume_currency(ctx, field)
+	case "incoming":
+		return ec.fieldContext_Volume_incoming(ctx, field)
+	case "outgoing":
+		return ec.fieldContext_Volume_outgoing(ctx, field)
+	case "count":
+		return ec.fieldContext_Volume_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Volume", field.Name)
 }
 
 func (ec *executionContext) childFields_Wallet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3236,8 +3840,30 @@ func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, fie
 		return ec.fieldContext_WebhookDelivery_completedAt(ctx, field)
 	case "attempts":
 		return ec.fieldContext_WebhookDelivery_attempts(ctx, field)
+	case "event":
+		return ec.fieldContext_WebhookDelivery_event(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3414,6 +4040,20 @@ func (ec *executionContext) field_Mutation_createRate_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createTransactionExport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.TransactionFilter, error) {
+			return ec.unmarshalOTransactionFilter2ᚖmerchantpayᚋgraphᚋmodelᚐTransactionFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWallet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3512,12 +4152,40 @@ func (ec *executionContext) field_Mutation_refreshRate_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resendWebhookDelivery_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resolveBankAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ResolveBankAccountInput, error) {
 			return ec.unmarshalNResolveBankAccountInput2merchantpayᚋgraphᚋmodelᚐResolveBankAccountInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rollApiKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (*model.RollAPIKeysInput, error) {
+			return ec.unmarshalORollApiKeysInput2ᚖmerchantpayᚋgraphᚋmodelᚐRollAPIKeysInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3537,6 +4205,20 @@ func (ec *executionContext) field_Mutation_rollWebhookSecret_args(ctx context.Co
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendTestWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "endpointId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endpointId"] = arg0
 	return args, nil
 }
 
@@ -3582,6 +4264,28 @@ func (ec *executionContext) field_Mutation_swap_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_withdraw_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3607,6 +4311,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_balanceHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "currency",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["currency"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -3748,6 +4482,36 @@ func (ec *executionContext) field_Query_wallets_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "endpointId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endpointId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3829,6 +4593,167 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_kind(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_mode(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_mode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Mode) graphql.Marshaler {
+			return ec.marshalNMode2merchantpayᚋgraphᚋmodelᚐMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type Mode does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_prefix(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_prefix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prefix, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_prefix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_lastUsedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ApiKey_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiKey_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiKey_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+}
 
 func (ec *executionContext) _Balance_currency(ctx context.Context, field graphql.CollectedField, obj *model.Balance) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3920,6 +4845,286 @@ func (ec *executionContext) _Balance_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Balance_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Balance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_id(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_amount(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_balanceAfter(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_balanceAfter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BalanceAfter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_balanceAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_currency(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_transactionReference(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_transactionReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransactionReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_transactionReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntry_description(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntry_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntry_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BalanceEntryEdge) graphql.Marshaler {
+			return ec.marshalNBalanceEntryEdge2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BalanceEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BalanceEntryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BalanceEntryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖmerchantpayᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BalanceEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BalanceEntryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BalanceEntryEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BalanceEntryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.BalanceEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BalanceEntryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BalanceEntry) graphql.Marshaler {
+			return ec.marshalNBalanceEntry2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BalanceEntryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BalanceEntryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BalanceEntry(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Bank_name(ctx context.Context, field graphql.CollectedField, obj *model.Bank) (ret graphql.Marshaler) {
@@ -5305,6 +6510,52 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _ExportToken_url(ctx context.Context, field graphql.CollectedField, obj *model.ExportToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportToken_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportToken_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportToken", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExportToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ExportToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportToken", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _FiatAccount_accountType(ctx context.Context, field graphql.CollectedField, obj *model.FiatAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6630,6 +7881,226 @@ func (ec *executionContext) fieldContext_Mutation_redeliverEvent(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_rollApiKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rollApiKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RollAPIKeys(ctx, fc.Args["input"].(*model.RollAPIKeysInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RolledAPIKeys) graphql.Marshaler {
+			return ec.marshalNRolledApiKeys2ᚖmerchantpayᚋgraphᚋmodelᚐRolledAPIKeys(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rollApiKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RolledApiKeys(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rollApiKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createTransactionExport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createTransactionExport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateTransactionExport(ctx, fc.Args["filter"].(*model.TransactionFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportToken) graphql.Marshaler {
+			return ec.marshalNExportToken2ᚖmerchantpayᚋgraphᚋmodelᚐExportToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createTransactionExport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportToken(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createTransactionExport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendTestWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendTestWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendTestWebhook(ctx, fc.Args["endpointId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendTestWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendTestWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWebhookEndpoint(ctx, fc.Args["id"].(string), fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resendWebhookDelivery(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resendWebhookDelivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResendWebhookDelivery(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resendWebhookDelivery(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resendWebhookDelivery_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7245,6 +8716,158 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_balanceHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_balanceHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BalanceHistory(ctx, fc.Args["currency"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BalanceEntryConnection) graphql.Marshaler {
+			return ec.marshalNBalanceEntryConnection2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_balanceHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BalanceEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_balanceHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookDeliveries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookDeliveries(ctx, fc.Args["endpointId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryConnection2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_webhookDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_apiKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().APIKeys(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
+			return ec.marshalNApiKey2ᚕᚖmerchantpayᚋgraphᚋmodelᚐAPIKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_apiKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_volumeToday(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_volumeToday(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().VolumeToday(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Volume) graphql.Marshaler {
+			return ec.marshalNVolume2ᚕᚖmerchantpayᚋgraphᚋmodelᚐVolumeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_volumeToday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Volume(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7848,6 +9471,75 @@ func (ec *executionContext) _ResolvedBankAccount_accountName(ctx context.Context
 }
 func (ec *executionContext) fieldContext_ResolvedBankAccount_accountName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResolvedBankAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RolledApiKeys_secretKey(ctx context.Context, field graphql.CollectedField, obj *model.RolledAPIKeys) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RolledApiKeys_secretKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SecretKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RolledApiKeys_secretKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RolledApiKeys", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RolledApiKeys_publicKey(ctx context.Context, field graphql.CollectedField, obj *model.RolledAPIKeys) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RolledApiKeys_publicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RolledApiKeys_publicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RolledApiKeys", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RolledApiKeys_oldKeysExpireAt(ctx context.Context, field graphql.CollectedField, obj *model.RolledAPIKeys) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RolledApiKeys_oldKeysExpireAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OldKeysExpireAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RolledApiKeys_oldKeysExpireAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RolledApiKeys", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _RolledWebhookSecret_id(ctx context.Context, field graphql.CollectedField, obj *model.RolledWebhookSecret) (ret graphql.Marshaler) {
@@ -8832,6 +10524,38 @@ func (ec *executionContext) fieldContext_Transaction_updatedAt(_ context.Context
 	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Transaction_events(ctx context.Context, field graphql.CollectedField, obj *model.Transaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Transaction_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Transaction().Events(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕᚖmerchantpayᚋentᚐEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Transaction_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Transaction",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8949,6 +10673,98 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Volume_currency(ctx context.Context, field graphql.CollectedField, obj *model.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Volume_incoming(ctx context.Context, field graphql.CollectedField, obj *model.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_incoming(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Incoming, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_incoming(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Volume_outgoing(ctx context.Context, field graphql.CollectedField, obj *model.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_outgoing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outgoing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_outgoing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Volume_count(ctx context.Context, field graphql.CollectedField, obj *model.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Wallet_walletReference(ctx context.Context, field graphql.CollectedField, obj *model.Wallet) (ret graphql.Marshaler) {
@@ -9644,6 +11460,148 @@ func (ec *executionContext) fieldContext_WebhookDelivery_attempts(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_WebhookAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_event(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WebhookDeliveryEdge) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryEdge2ᚕᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖmerchantpayᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11572,6 +13530,36 @@ func (ec *executionContext) unmarshalInputResolveBankAccountInput(ctx context.Co
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRollApiKeysInput(ctx context.Context, obj any) (model.RollAPIKeysInput, error) {
+	var it model.RollAPIKeysInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"overlapSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "overlapSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overlapSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverlapSeconds = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSimulateBankTransferInput(ctx context.Context, obj any) (model.SimulateBankTransferInput, error) {
 	var it model.SimulateBankTransferInput
 	if obj == nil {
@@ -11771,7 +13759,7 @@ func (ec *executionContext) unmarshalInputTransactionFilter(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "status"}
+	fieldsInOrder := [...]string{"type", "status", "currency", "createdFrom", "createdTo", "search"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11792,6 +13780,34 @@ func (ec *executionContext) unmarshalInputTransactionFilter(ctx context.Context,
 				return it, err
 			}
 			it.Status = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "createdFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdFrom"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedFrom = data
+		case "createdTo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdTo"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedTo = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
 		}
 	}
 	return it, nil
@@ -11884,6 +13900,74 @@ func (ec *executionContext) unmarshalInputWithdrawInput(ctx context.Context, obj
 
 // region    **************************** object.gotpl ****************************
 
+var apiKeyImplementors = []string{"ApiKey"}
+
+func (ec *executionContext) _ApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.APIKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiKey")
+		case "id":
+			out.Values[i] = ec._ApiKey_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ApiKey_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mode":
+			out.Values[i] = ec._ApiKey_mode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "prefix":
+			out.Values[i] = ec._ApiKey_prefix(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ApiKey_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastUsedAt":
+			out.Values[i] = ec._ApiKey_lastUsedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ApiKey_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var balanceImplementors = []string{"Balance"}
 
 func (ec *executionContext) _Balance(ctx context.Context, sel ast.SelectionSet, obj *model.Balance) graphql.Marshaler {
@@ -11914,6 +13998,160 @@ func (ec *executionContext) _Balance(ctx context.Context, sel ast.SelectionSet, 
 		case "updatedAt":
 			out.Values[i] = ec._Balance_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var balanceEntryImplementors = []string{"BalanceEntry"}
+
+func (ec *executionContext) _BalanceEntry(ctx context.Context, sel ast.SelectionSet, obj *model.BalanceEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, balanceEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BalanceEntry")
+		case "id":
+			out.Values[i] = ec._BalanceEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._BalanceEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._BalanceEntry_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "balanceAfter":
+			out.Values[i] = ec._BalanceEntry_balanceAfter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._BalanceEntry_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transactionReference":
+			out.Values[i] = ec._BalanceEntry_transactionReference(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._BalanceEntry_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var balanceEntryConnectionImplementors = []string{"BalanceEntryConnection"}
+
+func (ec *executionContext) _BalanceEntryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.BalanceEntryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, balanceEntryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BalanceEntryConnection")
+		case "edges":
+			out.Values[i] = ec._BalanceEntryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._BalanceEntryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var balanceEntryEdgeImplementors = []string{"BalanceEntryEdge"}
+
+func (ec *executionContext) _BalanceEntryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.BalanceEntryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, balanceEntryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BalanceEntryEdge")
+		case "cursor":
+			out.Values[i] = ec._BalanceEntryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._BalanceEntryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -12651,6 +14889,49 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var exportTokenImplementors = []string{"ExportToken"}
+
+func (ec *executionContext) _ExportToken(ctx context.Context, sel ast.SelectionSet, obj *model.ExportToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportToken")
+		case "url":
+			out.Values[i] = ec._ExportToken_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ExportToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var fiatAccountImplementors = []string{"FiatAccount"}
 
 func (ec *executionContext) _FiatAccount(ctx context.Context, sel ast.SelectionSet, obj *model.FiatAccount) graphql.Marshaler {
@@ -13013,6 +15294,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "redeliverEvent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_redeliverEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rollApiKeys":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rollApiKeys(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createTransactionExport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createTransactionExport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendTestWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendTestWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resendWebhookDelivery":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resendWebhookDelivery(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13401,6 +15717,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "balanceHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_balanceHistory(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookDeliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookDeliveries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "apiKeys":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_apiKeys(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "volumeToday":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_volumeToday(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -13617,6 +16021,54 @@ func (ec *executionContext) _ResolvedBankAccount(ctx context.Context, sel ast.Se
 	return out
 }
 
+var rolledApiKeysImplementors = []string{"RolledApiKeys"}
+
+func (ec *executionContext) _RolledApiKeys(ctx context.Context, sel ast.SelectionSet, obj *model.RolledAPIKeys) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rolledApiKeysImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RolledApiKeys")
+		case "secretKey":
+			out.Values[i] = ec._RolledApiKeys_secretKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicKey":
+			out.Values[i] = ec._RolledApiKeys_publicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oldKeysExpireAt":
+			out.Values[i] = ec._RolledApiKeys_oldKeysExpireAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var rolledWebhookSecretImplementors = []string{"RolledWebhookSecret"}
 
 func (ec *executionContext) _RolledWebhookSecret(ctx context.Context, sel ast.SelectionSet, obj *model.RolledWebhookSecret) graphql.Marshaler {
@@ -13738,183 +16190,221 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "reference":
 			out.Values[i] = ec._Transaction_reference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "merchantReference":
 			out.Values[i] = ec._Transaction_merchantReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._Transaction_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "purpose":
 			out.Values[i] = ec._Transaction_purpose(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Transaction_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fromAmount":
 			out.Values[i] = ec._Transaction_fromAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
 			out.Values[i] = ec._Transaction_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountCharged":
 			out.Values[i] = ec._Transaction_amountCharged(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountSettled":
 			out.Values[i] = ec._Transaction_amountSettled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currency":
 			out.Values[i] = ec._Transaction_currency(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fromCurrency":
 			out.Values[i] = ec._Transaction_fromCurrency(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "toAmount":
 			out.Values[i] = ec._Transaction_toAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "toCurrency":
 			out.Values[i] = ec._Transaction_toCurrency(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trxRate":
 			out.Values[i] = ec._Transaction_trxRate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rateId":
 			out.Values[i] = ec._Transaction_rateId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "from":
 			out.Values[i] = ec._Transaction_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "to":
 			out.Values[i] = ec._Transaction_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "channel":
 			out.Values[i] = ec._Transaction_channel(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "narration":
 			out.Values[i] = ec._Transaction_narration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "beneficiary":
 			out.Values[i] = ec._Transaction_beneficiary(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "feeBearer":
 			out.Values[i] = ec._Transaction_feeBearer(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fee":
 			out.Values[i] = ec._Transaction_fee(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "destination":
 			out.Values[i] = ec._Transaction_destination(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentSlug":
 			out.Values[i] = ec._Transaction_paymentSlug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fromMerchant":
 			out.Values[i] = ec._Transaction_fromMerchant(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "toMerchant":
 			out.Values[i] = ec._Transaction_toMerchant(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "settledAt":
 			out.Values[i] = ec._Transaction_settledAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "settlementTime":
 			out.Values[i] = ec._Transaction_settlementTime(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "settlementDate":
 			out.Values[i] = ec._Transaction_settlementDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rejectReason":
 			out.Values[i] = ec._Transaction_rejectReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "traceId":
 			out.Values[i] = ec._Transaction_traceId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentProof":
 			out.Values[i] = ec._Transaction_paymentProof(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "walletReference":
 			out.Values[i] = ec._Transaction_walletReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "accountReference":
 			out.Values[i] = ec._Transaction_accountReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Transaction_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Transaction_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Transaction_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13998,6 +16488,59 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 			}
 		case "node":
 			out.Values[i] = ec._TransactionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var volumeImplementors = []string{"Volume"}
+
+func (ec *executionContext) _Volume(ctx context.Context, sel ast.SelectionSet, obj *model.Volume) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Volume")
+		case "currency":
+			out.Values[i] = ec._Volume_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "incoming":
+			out.Values[i] = ec._Volume_incoming(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outgoing":
+			out.Values[i] = ec._Volume_outgoing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._Volume_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14336,6 +16879,97 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 			}
 		case "attempts":
 			out.Values[i] = ec._WebhookDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "event":
+			out.Values[i] = ec._WebhookDelivery_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryConnectionImplementors = []string{"WebhookDeliveryConnection"}
+
+func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDeliveryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookDeliveryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookDeliveryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryEdgeImplementors = []string{"WebhookDeliveryEdge"}
+
+func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDeliveryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookDeliveryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14820,6 +17454,32 @@ func (ec *executionContext) marshalNAccountType2merchantpayᚋgraphᚋmodelᚐAc
 	return v
 }
 
+func (ec *executionContext) marshalNApiKey2ᚕᚖmerchantpayᚋgraphᚋmodelᚐAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiKey2ᚖmerchantpayᚋgraphᚋmodelᚐAPIKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApiKey2ᚖmerchantpayᚋgraphᚋmodelᚐAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.APIKey) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApiKey(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNBalance2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBalanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Balance) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -14844,6 +17504,52 @@ func (ec *executionContext) marshalNBalance2ᚖmerchantpayᚋgraphᚋmodelᚐBal
 		return graphql.Null
 	}
 	return ec._Balance(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBalanceEntry2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntry(ctx context.Context, sel ast.SelectionSet, v *model.BalanceEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BalanceEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBalanceEntryConnection2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryConnection(ctx context.Context, sel ast.SelectionSet, v *model.BalanceEntryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BalanceEntryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBalanceEntryEdge2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BalanceEntryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBalanceEntryEdge2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBalanceEntryEdge2ᚖmerchantpayᚋgraphᚋmodelᚐBalanceEntryEdge(ctx context.Context, sel ast.SelectionSet, v *model.BalanceEntryEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BalanceEntryEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNBank2ᚕᚖmerchantpayᚋgraphᚋmodelᚐBankᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Bank) graphql.Marshaler {
@@ -15084,6 +17790,22 @@ func (ec *executionContext) marshalNEnrolmentStatus2merchantpayᚋgraphᚋmodel�
 	return v
 }
 
+func (ec *executionContext) marshalNEvent2ᚕᚖmerchantpayᚋentᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Event) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEvent2ᚖmerchantpayᚋentᚐEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNEvent2ᚖmerchantpayᚋentᚐEvent(ctx context.Context, sel ast.SelectionSet, v *ent.Event) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15138,6 +17860,16 @@ func (ec *executionContext) unmarshalNEventType2merchantpayᚋgraphᚋmodelᚐEv
 
 func (ec *executionContext) marshalNEventType2merchantpayᚋgraphᚋmodelᚐEventType(ctx context.Context, sel ast.SelectionSet, v model.EventType) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNExportToken2ᚖmerchantpayᚋgraphᚋmodelᚐExportToken(ctx context.Context, sel ast.SelectionSet, v *model.ExportToken) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExportToken(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFeeBearer2merchantpayᚋgraphᚋmodelᚐFeeBearer(ctx context.Context, v any) (model.FeeBearer, error) {
@@ -15360,6 +18092,16 @@ func (ec *executionContext) marshalNResolvedBankAccount2ᚖmerchantpayᚋgraph�
 	return ec._ResolvedBankAccount(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRolledApiKeys2ᚖmerchantpayᚋgraphᚋmodelᚐRolledAPIKeys(ctx context.Context, sel ast.SelectionSet, v *model.RolledAPIKeys) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RolledApiKeys(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRolledWebhookSecret2ᚖmerchantpayᚋgraphᚋmodelᚐRolledWebhookSecret(ctx context.Context, sel ast.SelectionSet, v *model.RolledWebhookSecret) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15522,6 +18264,32 @@ func (ec *executionContext) marshalNTransactionType2merchantpayᚋgraphᚋmodel�
 	return v
 }
 
+func (ec *executionContext) marshalNVolume2ᚕᚖmerchantpayᚋgraphᚋmodelᚐVolumeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Volume) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVolume2ᚖmerchantpayᚋgraphᚋmodelᚐVolume(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNVolume2ᚖmerchantpayᚋgraphᚋmodelᚐVolume(ctx context.Context, sel ast.SelectionSet, v *model.Volume) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Volume(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNWallet2ᚖmerchantpayᚋgraphᚋmodelᚐWallet(ctx context.Context, sel ast.SelectionSet, v *model.Wallet) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15618,6 +18386,42 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚖmerchantpayᚋgraphᚋmod
 		return graphql.Null
 	}
 	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookDeliveryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDeliveryEdge2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖmerchantpayᚋgraphᚋmodelᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖmerchantpayᚋgraphᚋmodelᚐWebhookEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookEndpoint) graphql.Marshaler {
@@ -15984,6 +18788,14 @@ func (ec *executionContext) marshalORejectAmountCriteria2ᚖmerchantpayᚋgraph�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalORollApiKeysInput2ᚖmerchantpayᚋgraphᚋmodelᚐRollAPIKeysInput(ctx context.Context, v any) (*model.RollAPIKeysInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRollApiKeysInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -6,9 +6,11 @@ import (
 	"merchantpay/internal/accounts"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/broker"
+	"merchantpay/internal/clock"
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
+	"merchantpay/internal/exports"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
@@ -39,6 +41,9 @@ type Services struct {
 	Outbox       *events.Outbox
 	Broker       *broker.Broker
 	Withdrawals  *withdrawals.Service
+	Exports      *exports.Service
+	// Clock says what "today" is (volumeToday).
+	Clock clock.Clock
 }
 
 // Resolver is the root resolver.

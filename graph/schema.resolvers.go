@@ -20,7 +20,6 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/transactions"
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/present/txview"
@@ -294,14 +293,7 @@ func (r *queryResolver) Transaction(ctx context.Context, reference string) (*mod
 func (r *queryResolver) Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error) {
 	var f apperr.Fields
 	p := page.Parse(first, after, "first", "after", &f)
-	var tf transactions.Filter
-	if filter != nil {
-		tf.Type = optionalString(filter.Type)
-		if filter.Status != nil {
-			s := strings.ToLower(string(*filter.Status))
-			tf.Status = &s
-		}
-	}
+	tf := transactionFilter(filter, "filter.", &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -433,6 +425,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
+// Transaction returns TransactionResolver implementation.
+func (r *Resolver) Transaction() TransactionResolver { return &transactionResolver{r} }
+
 // Wallet returns WalletResolver implementation.
 func (r *Resolver) Wallet() WalletResolver { return &walletResolver{r} }
 
@@ -441,5 +436,6 @@ type (
 	mutationResolver     struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }
+	transactionResolver  struct{ *Resolver }
 	walletResolver       struct{ *Resolver }
 )

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"merchantpay/internal/apperr"
@@ -81,4 +82,44 @@ func (o *Ops) fundBalance(ctx context.Context, r *Request) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Message: "Balance funded successfully", Data: balanceView(b)}, nil
+}
+
+// balanceEntryJSON is one entry of GET /balances/{currency}/history
+// (extension): signed amounts in major units as exact JSON numbers.
+type balanceEntryJSON struct {
+	ID                   string  `json:"id"`
+	CreatedAt            string  `json:"created_at"`
+	Amount               Num     `json:"amount"`
+	BalanceAfter         Num     `json:"balance_after"`
+	Currency             string  `json:"currency"`
+	TransactionReference *string `json:"transaction_reference"`
+	Description          string  `json:"description"`
+}
+
+// balanceHistory is GET /balances/{currency}/history: the ledger entries of
+// the available balance in one currency, newest first, each with the
+// balance after it, paged like every REST list.
+func (o *Ops) balanceHistory(ctx context.Context, r *Request) (Result, error) {
+	var f apperr.Fields
+	c := ledger.ParseCurrency(r.Param("currency"), "currency", &f)
+	p := pageParams(r, &f)
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	rows, info, err := o.Ledger.History(ctx, c, p, "cursor")
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]balanceEntryJSON, len(rows))
+	for i, e := range rows {
+		out[i] = balanceEntryJSON{ID: strconv.FormatInt(e.ID, 10), CreatedAt: Time(e.CreatedAt),
+			Amount: Num(money.FromMinor(e.Amount, e.Currency)), BalanceAfter: Num(money.FromMinor(e.BalanceAfter, e.Currency)),
+			Currency: string(e.Currency), Description: e.Memo}
+		if e.TransactionRef != "" {
+			ref := e.TransactionRef
+			out[i].TransactionReference = &ref
+		}
+	}
+	return Result{Message: "Balance history retrieved successfully", Data: out,
+		Meta: &Meta{HasMore: info.HasMore, NextCursor: info.NextCursor}}, nil
 }

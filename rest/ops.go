@@ -52,6 +52,7 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/misc/banks", Access: PublicKey, Handle: o.listBanks},
 		{Method: http.MethodPost, Pattern: "/misc/banks/resolve", Lookup: true, Handle: o.resolveBank},
 		{Method: http.MethodGet, Pattern: "/balances", Handle: o.listBalances},
+		{Method: http.MethodGet, Pattern: "/balances/{currency}/history", Handle: o.balanceHistory},
 		{Method: http.MethodPost, Pattern: "/sandbox/balances/fund", Handle: o.fundBalance},
 		{Method: http.MethodPost, Pattern: "/sandbox/deposits/bank-transfer", Handle: o.simulateBankTransfer},
 		{Method: http.MethodGet, Pattern: "/transactions", Handle: o.listTransactions},

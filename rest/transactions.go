@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"time"
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/merchants"
@@ -46,7 +47,16 @@ func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) 
 	if v := q.Get("status"); v != "" {
 		filter.Status = &v
 	}
-	filter.Validate("type", "status", &f)
+	if v := q.Get("currency"); v != "" {
+		filter.Currency = &v
+	}
+	if v := q.Get("search"); v != "" {
+		filter.Search = &v
+	}
+	filter.CreatedFrom = queryTime(q.Get("created_from"), "created_from", &f)
+	filter.CreatedTo = queryTime(q.Get("created_to"), "created_to", &f)
+	filter.Validate(transactions.FilterFields{Type: "type", Status: "status", Currency: "currency",
+		CreatedFrom: "created_from", CreatedTo: "created_to", Search: "search"}, &f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
@@ -59,4 +69,18 @@ func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) 
 		out[i] = txview.View(t)
 	}
 	return Result{Message: "Transactions retrieved successfully", Data: out, Meta: &Meta{HasMore: info.HasMore, NextCursor: info.NextCursor}}, nil
+}
+
+// queryTime reads an RFC 3339 time from a query parameter; empty is nil.
+func queryTime(v, field string, f *apperr.Fields) *time.Time {
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		f.Add(field, "must be an RFC 3339 time, such as 2026-11-21T00:00:00Z")
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/cryptopay"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
+	"merchantpay/internal/exports"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
@@ -51,6 +52,7 @@ type App struct {
 	Ledger *ledger.Service
 	// Transactions reads deposits, withdrawals and swaps.
 	Transactions *transactions.Service
+	Exports      *exports.Service
 	// Outbox records events in the same transaction as their state change.
 	Outbox *events.Outbox
 	// Signal wakes the event workers after outbox commits, here and (on
@@ -169,6 +171,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Transactions = transactions.New(db)
+	a.Exports = exports.New(db, a.Clock, a.Transactions)
 	a.Outbox = events.New(db, a.Clock)
 	if err := a.setupEvents(opt.WebhookResolver); err != nil {
 		return nil, err
@@ -225,12 +228,18 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	gql := newGraphQL(a, graph.Services{Merchants: a.Merchants, Wallets: a.Wallets, Transactions: a.Transactions, Ledger: a.Ledger,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, CryptoPay: a.CryptoPay,
-		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals}, limiter)
+		Webhooks: a.Webhooks, Outbox: a.Outbox, Broker: a.Broker, Withdrawals: a.Withdrawals,
+		Exports: a.Exports, Clock: a.Clock}, limiter)
 	a.RailNotices = &railnotices.Service{DB: db, Clock: a.Clock, Router: a.Router, Withdrawals: a.Withdrawals,
 		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Log: a.Log, Metrics: a.Metrics.Rails(), Fail: rest.WriteError,
 		Owner: jobs.Owner()}
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
+	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {
+		a.Merchants.RunUsageFlusher(ctx, merchants.UsageFlushInterval, func(err error) {
+			a.Log.Warn("API keys' last use not written", "err", err)
+		})
+	}})
 	swapOwner := jobs.Owner()
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
@@ -293,6 +302,13 @@ func (a *App) purgeIdempotency(ctx context.Context) {
 				a.Log.Warn("idempotency purge failed", "err", err)
 			} else if n > 0 {
 				a.Log.Info("purged expired idempotency records", "count", n)
+			}
+			// Export tokens are of no use a minute after they were made;
+			// an hour's grace keeps a used one's row for diagnosis.
+			if n, err := a.Exports.Purge(ctx, a.Clock.Now().Add(-time.Hour)); err != nil {
+				a.Log.Warn("export token purge failed", "err", err)
+			} else if n > 0 {
+				a.Log.Info("purged expired export tokens", "count", n)
 			}
 		}
 	}

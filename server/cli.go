@@ -50,7 +50,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 const usage = `usage:
   server [serve [--demo]]
   server merchant create --name NAME --email EMAIL
-  server merchant roll-keys --merchant ID --mode test|live
+  server merchant roll-keys --merchant ID --mode test|live [--overlap DURATION]
   server pairs list|set-mid|enable|disable ...
   server migrate status|up`
 
@@ -78,6 +78,7 @@ func merchantCmd(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 	email := fs.String("email", "", "merchant e-mail (notifications go here)")
 	id := fs.String("merchant", "", "merchant id")
 	mode := fs.String("mode", "", "test or live")
+	overlap := fs.Duration("overlap", 0, "roll-keys: how long the old keys keep working (at most 24h; 0 revokes them at once)")
 	if !parseFlags(fs, args, usage, stderr) {
 		return 2
 	}
@@ -92,7 +93,7 @@ func merchantCmd(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 	case "create":
 		out, err = app.Merchants.Create(ctx, *name, *email)
 	case "roll-keys":
-		out, err = app.Merchants.RollKeys(ctx, *id, *mode)
+		out, err = app.Merchants.RollKeysWithOverlap(ctx, *id, *mode, *overlap)
 	default:
 		fmt.Fprintln(stderr, usage)
 		return 2

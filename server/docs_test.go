@@ -16,7 +16,7 @@ func TestIndexLinks(t *testing.T) {
 }
 
 func testIndexLinks(t *testing.T, e *servertest.Env) {
-	want := []string{"/graphql", "/docs", "/openapi.json", "/healthz", "/readyz"}
+	want := []string{"/graphql", "/dashboard", "/docs", "/openapi.json", "/healthz", "/readyz"}
 
 	page := e.Do(http.MethodGet, "/", "", nil, "Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8").Expect(200)
 	if ct := page.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
@@ -44,7 +44,7 @@ func testIndexLinks(t *testing.T, e *servertest.Env) {
 			t.Errorf("the JSON index does not link %s: %s", href, api.Body)
 		}
 	}
-	for _, href := range []string{"/docs", "/openapi.json", "/healthz", "/readyz"} {
+	for _, href := range []string{"/dashboard", "/docs", "/openapi.json", "/healthz", "/readyz"} {
 		e.Do(http.MethodGet, href, "", nil).Expect(200)
 	}
 	// Only the exact path is the index: anything else is still the JSON 404.

@@ -83,6 +83,20 @@ var costTable = map[string]fieldCost{
 	"TransactionConnection.edges": {page: true},
 	"EventConnection.edges":       {page: true},
 
+	// The dashboard's lists. balanceHistory reads a page, then the sum
+	// its running balance starts from; webhookDeliveries a page, then the
+	// page's attempts.
+	"Query.balanceHistory":            {lookups: 2},
+	"Query.webhookDeliveries":         {lookups: 2},
+	"BalanceEntryConnection.edges":    {page: true},
+	"WebhookDeliveryConnection.edges": {page: true},
+	// A mode's live keys: a pair, and a pair more per roll still in its
+	// overlap.
+	"Query.apiKeys":     {lookups: 1, max: 20},
+	"Query.volumeToday": {lookups: 1, max: len(money.All())}, // one per supported currency
+	// A transaction's events: one per change of status, a handful.
+	"Transaction.events": {lookups: 1, max: 10},
+
 	// Wallet.accounts reads the wallet's accounts: one query per wallet.
 	"Wallet.accounts":      {lookups: 1, max: 10},
 	"Compliance.documents": {max: 10},

@@ -21,6 +21,7 @@ import (
 	"merchantpay/internal/rails"
 	"merchantpay/rest"
 	"merchantpay/rest/openapi"
+	"merchantpay/web/dashboard"
 	apidocs "merchantpay/web/docs"
 	"merchantpay/web/graphiql"
 )
@@ -47,6 +48,8 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			graphiql.ServePage(w, r)
 		case p == "/graphql":
 			gql.ServeHTTP(w, r)
+		case p == exportPath:
+			a.serveExport(w, r)
 		case p == "/":
 			metrics.SetRoute(r.Context(), "index")
 			index.ServeHTTP(w, r)
@@ -66,6 +69,16 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			// its provider's signature before it is read.
 			metrics.SetRoute(r.Context(), "rails_webhook")
 			a.railHooks(strings.TrimSuffix(strings.TrimPrefix(p, "/rails/"), "/webhook")).ServeHTTP(w, r)
+		case dashboard.IsPage(p):
+			metrics.SetRoute(r.Context(), "dashboard")
+			if err := dashboard.ServePage(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
+		case strings.HasPrefix(p, dashboard.Prefix):
+			metrics.SetRoute(r.Context(), "dashboard")
+			if err := dashboard.ServeAsset(w, r); err != nil {
+				rest.WriteError(w, r, err)
+			}
 		case strings.HasPrefix(p, checkout.Prefix):
 			metrics.SetRoute(r.Context(), "checkout")
 			// The hosted crypto-pay checkout takes no API key: the prepay

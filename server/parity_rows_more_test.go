@@ -12,7 +12,8 @@ import (
 // parityMoreRows are the rows of deposits, transactions, balances, banks,
 // webhooks and the operations GraphQL alone has.
 func parityMoreRows(e *servertest.Env) []parityRow {
-	filterNames := map[string]string{"limit": "first", "cursor": "after", "type": "filter.type", "status": "filter.status"}
+	filterNames := map[string]string{"limit": "first", "cursor": "after", "type": "filter.type", "status": "filter.status",
+		"currency": "filter.currency", "search": "filter.search", "created_from": "filter.createdFrom", "created_to": "filter.createdTo"}
 	idVars := func(_ *parityParty, in map[string]any) map[string]any { return in }
 	deposit := func(p *parityParty) {
 		p.vals["account"] = parGlobalAccount(p)
@@ -83,7 +84,8 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 			name: "transaction list", routes: []string{"GET /transactions"}, fields: []string{"transactions"},
 			setup: func(p *parityParty) { deposit(p); parFund(p, "NGN", "100") },
 			input: func(*parityParty) map[string]any {
-				return map[string]any{"first": 5, "filter": map[string]any{"type": "DEPOSIT", "status": "SUCCESS"}}
+				return map[string]any{"first": 5, "filter": map[string]any{"type": "DEPOSIT", "status": "SUCCESS", "currency": "NGN",
+					"createdFrom": "2000-01-01T00:00:00Z"}}
 			},
 			rest: func(_ *parityParty, in map[string]any) (string, string, any) {
 				q := map[string]any{"first": in["first"], "after": in["after"]}
@@ -94,8 +96,10 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 					if v, ok := f["status"].(string); ok {
 						q["status"] = strings.ToLower(v)
 					}
+					q["currency"], q["search"], q["createdFrom"], q["createdTo"] = f["currency"], f["search"], f["createdFrom"], f["createdTo"]
 				}
-				return http.MethodGet, parQuery("/transactions", q, map[string]string{"first": "limit", "after": "cursor", "type": "type", "status": "status"}), nil
+				return http.MethodGet, parQuery("/transactions", q, map[string]string{"first": "limit", "after": "cursor", "type": "type", "status": "status",
+					"currency": "currency", "search": "search", "createdFrom": "created_from", "createdTo": "created_to"}), nil
 			},
 			gql: `query($first: Int, $after: String, $filter: TransactionFilter) { transactions(first: $first, after: $after, filter: $filter) {
 				edges { node { ` + parityTxSelection + ` } } } }`,
@@ -108,6 +112,10 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 					code: "VALIDATION_ERROR", fields: []string{"filter.type"}},
 				{name: "unknown status", edit: func(_ *parityParty, in map[string]any) { in["filter"].(map[string]any)["status"] = "LOST" },
 					code: "VALIDATION_ERROR", fields: []string{"filter.status"}},
+				{name: "unknown currency and empty range", edit: func(_ *parityParty, in map[string]any) {
+					f := in["filter"].(map[string]any)
+					f["currency"], f["createdTo"] = "EUR", "1999-01-01T00:00:00Z"
+				}, code: "VALIDATION_ERROR", fields: []string{"filter.currency", "filter.createdTo"}},
 				{name: "zero", edit: parSet("first", 0), code: "VALIDATION_ERROR", fields: []string{"first"}},
 				{name: "bad cursor", edit: parSet("after", "garbage"), code: "VALIDATION_ERROR", fields: []string{"after"}},
 			},

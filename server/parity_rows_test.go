@@ -278,7 +278,7 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 		}, []parityBad{
 			{name: "used quote", edit: parSet("reference", "pay-2"), code: "RATE_USED"},
 		}),
-	}, parityMoreRows(e)...)
+	}, append(parityMoreRows(e), parityDashboardRows(e)...)...)
 }
 
 func withdrawRow(name string, setup func(*parityParty), input func(*parityParty) map[string]any, bad []parityBad) parityRow {

@@ -20,6 +20,15 @@ var graphQLOnly = map[string]string{
 	"events":         "stored events; REST clients receive them as webhooks",
 	"enrolCryptoPay": "crypto-pay enrolment is done from the dashboard",
 	"redeliverEvent": "webhook redelivery is done from the dashboard",
+	// The dashboard's own operations.
+	"webhookDeliveries":       "deliveries are read in the dashboard; REST clients receive them",
+	"apiKeys":                 "keys are managed from the dashboard",
+	"volumeToday":             "a dashboard figure",
+	"rollApiKeys":             "keys are rolled from the dashboard or the CLI",
+	"createTransactionExport": "the CSV export is the dashboard's",
+	"sendTestWebhook":         "test webhooks are sent from the dashboard",
+	"updateWebhookEndpoint":   "endpoints are disabled and enabled from the dashboard",
+	"resendWebhookDelivery":   "resending one delivery is done from the dashboard",
 }
 
 // Every operation through REST and through GraphQL: the same effect for the

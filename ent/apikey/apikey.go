@@ -29,6 +29,10 @@ const (
 	FieldPrefix = "prefix"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldExpiresAt holds the string denoting the expires_at field in the database.
+	FieldExpiresAt = "expires_at"
+	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
+	FieldLastUsedAt = "last_used_at"
 	// Table holds the table name of the apikey in the database.
 	Table = "api_keys"
 )
@@ -44,6 +48,8 @@ var Columns = []string{
 	FieldHash,
 	FieldPrefix,
 	FieldRevokedAt,
+	FieldExpiresAt,
+	FieldLastUsedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -113,4 +119,14 @@ func ByPrefix(opts ...sql.OrderTermOption) OrderOption {
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByExpiresAt orders the results by the expires_at field.
+func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
+// ByLastUsedAt orders the results by the last_used_at field.
+func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
 }

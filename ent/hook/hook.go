@@ -68,6 +68,18 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The ExportTokenFunc type is an adapter to allow the use of ordinary
+// function as ExportToken mutator.
+type ExportTokenFunc func(context.Context, *ent.ExportTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ExportTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ExportTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ExportTokenMutation", m)
+}
+
 // The FiatAccountFunc type is an adapter to allow the use of ordinary
 // function as FiatAccount mutator.
 type FiatAccountFunc func(context.Context, *ent.FiatAccountMutation) (ent.Value, error)

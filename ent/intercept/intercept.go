@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/ent/ledgeraccount"
@@ -220,6 +221,33 @@ func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
+}
+
+// The ExportTokenFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ExportTokenFunc func(context.Context, *ent.ExportTokenQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ExportTokenFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ExportTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ExportTokenQuery", q)
+}
+
+// The TraverseExportToken type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseExportToken func(context.Context, *ent.ExportTokenQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseExportToken) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseExportToken) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ExportTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ExportTokenQuery", q)
 }
 
 // The FiatAccountFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -613,6 +641,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.EmailNotificationQuery, predicate.EmailNotification, emailnotification.OrderOption]{typ: ent.TypeEmailNotification, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.ExportTokenQuery:
+		return &query[*ent.ExportTokenQuery, predicate.ExportToken, exporttoken.OrderOption]{typ: ent.TypeExportToken, tq: q}, nil
 	case *ent.FiatAccountQuery:
 		return &query[*ent.FiatAccountQuery, predicate.FiatAccount, fiataccount.OrderOption]{typ: ent.TypeFiatAccount, tq: q}, nil
 	case *ent.IdempotencyRecordQuery:

@@ -20,6 +20,8 @@ var (
 		{Name: "hash", Type: field.TypeString, Unique: true},
 		{Name: "prefix", Type: field.TypeString},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 	}
 	// APIKeysTable holds the schema information for the "api_keys" table.
 	APIKeysTable = &schema.Table{
@@ -150,6 +152,34 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{EventsColumns[1], EventsColumns[2], EventsColumns[0]},
 			},
+			{
+				Name:    "event_transaction_ref",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[5]},
+			},
+		},
+	}
+	// ExportTokensColumns holds the columns for the "export_tokens" table.
+	ExportTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "merchant_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeString},
+		{Name: "filter", Type: field.TypeBytes},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// ExportTokensTable holds the schema information for the "export_tokens" table.
+	ExportTokensTable = &schema.Table{
+		Name:       "export_tokens",
+		Columns:    ExportTokensColumns,
+		PrimaryKey: []*schema.Column{ExportTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "exporttoken_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{ExportTokensColumns[5]},
+			},
 		},
 	}
 	// FiatAccountsColumns holds the columns for the "fiat_accounts" table.
@@ -270,9 +300,9 @@ var (
 		PrimaryKey: []*schema.Column{LedgerEntriesColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "ledgerentry_account_id",
+				Name:    "ledgerentry_account_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[3]},
+				Columns: []*schema.Column{LedgerEntriesColumns[3], LedgerEntriesColumns[0]},
 			},
 			{
 				Name:    "ledgerentry_posting_id_seq",
@@ -595,9 +625,9 @@ var (
 				Columns: []*schema.Column{WebhookDeliveriesColumns[6], WebhookDeliveriesColumns[8]},
 			},
 			{
-				Name:    "webhookdelivery_merchant_id_mode",
+				Name:    "webhookdelivery_merchant_id_mode_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[2]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[2], WebhookDeliveriesColumns[17], WebhookDeliveriesColumns[0]},
 			},
 		},
 	}
@@ -635,6 +665,7 @@ var (
 		CryptoPayEnrolmentsTable,
 		EmailNotificationsTable,
 		EventsTable,
+		ExportTokensTable,
 		FiatAccountsTable,
 		IdempotencyRecordsTable,
 		LedgerAccountsTable,

@@ -21,6 +21,9 @@ type EmailNotification func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// ExportToken is the predicate function for exporttoken builders.
+type ExportToken func(*sql.Selector)
+
 // FiatAccount is the predicate function for fiataccount builders.
 type FiatAccount func(*sql.Selector)
 

@@ -8,6 +8,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/ledgeraccount"
 	"merchantpay/ent/merchant"
@@ -134,6 +135,27 @@ func init() {
 	eventDescFannedOut := eventFields[6].Descriptor()
 	// event.DefaultFannedOut holds the default value on creation for the fanned_out field.
 	event.DefaultFannedOut = eventDescFannedOut.Default.(bool)
+	exporttokenMixin := schema.ExportToken{}.Mixin()
+	exporttokenMixinHooks0 := exporttokenMixin[0].Hooks()
+	exporttoken.Hooks[0] = exporttokenMixinHooks0[0]
+	exporttokenMixinInters0 := exporttokenMixin[0].Interceptors()
+	exporttoken.Interceptors[0] = exporttokenMixinInters0[0]
+	exporttokenMixinFields0 := exporttokenMixin[0].Fields()
+	_ = exporttokenMixinFields0
+	exporttokenFields := schema.ExportToken{}.Fields()
+	_ = exporttokenFields
+	// exporttokenDescMerchantID is the schema descriptor for merchant_id field.
+	exporttokenDescMerchantID := exporttokenMixinFields0[0].Descriptor()
+	// exporttoken.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	exporttoken.MerchantIDValidator = exporttokenDescMerchantID.Validators[0].(func(string) error)
+	// exporttokenDescMode is the schema descriptor for mode field.
+	exporttokenDescMode := exporttokenMixinFields0[1].Descriptor()
+	// exporttoken.ModeValidator is a validator for the "mode" field. It is called by the builders before save.
+	exporttoken.ModeValidator = exporttokenDescMode.Validators[0].(func(string) error)
+	// exporttokenDescID is the schema descriptor for id field.
+	exporttokenDescID := exporttokenFields[0].Descriptor()
+	// exporttoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	exporttoken.IDValidator = exporttokenDescID.Validators[0].(func(string) error)
 	fiataccountMixin := schema.FiatAccount{}.Mixin()
 	fiataccountMixinHooks0 := fiataccountMixin[0].Hooks()
 	fiataccount.Hooks[0] = fiataccountMixinHooks0[0]

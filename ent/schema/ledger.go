@@ -67,7 +67,8 @@ func (LedgerEntry) Fields() []ent.Field {
 }
 
 func (LedgerEntry) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("account_id"), index.Fields("posting_id", "seq").Unique()}
+	// (account_id, id): an account's entries, and its history newest first.
+	return []ent.Index{index.Fields("account_id", "id"), index.Fields("posting_id", "seq").Unique()}
 }
 
 // BalanceSlot holds part of a merchant's available balance, so that

@@ -33,6 +33,10 @@ func (APIKey) Fields() []ent.Field {
 		field.String("hash").Immutable().Unique().Sensitive(),
 		field.String("prefix").Immutable().Comment("first characters, for logs and dashboards"),
 		field.Time("revoked_at").Optional().Nillable(),
+		field.Time("expires_at").Optional().Nillable().
+			Comment("set when the key was rolled with an overlap: it stops working then"),
+		field.Time("last_used_at").Optional().Nillable().
+			Comment("written at most once a minute per key by merchants.Usage"),
 	}
 }
 

@@ -36,7 +36,8 @@ func (WebhookEndpoint) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("merchant_id", "mode", "created_at", "id")}
 }
 
-// WebhookDelivery is one event to one endpoint: a small state machine
+// WebhookDelivery is one event to one endpoint (or a test "ping", which has
+// no event row: event_type ping, event_seq 0): a small state machine
 // (pending → succeeded | failed; redelivery makes it pending again) claimed
 // by one dispatcher at a time through its lease.
 type WebhookDelivery struct{ ent.Schema }
@@ -75,7 +76,8 @@ func (WebhookDelivery) Indexes() []ent.Index {
 		index.Fields("event_id", "endpoint_id").Unique(),
 		index.Fields("status", "next_attempt_at"),
 		index.Fields("endpoint_id", "status"),
-		tenantIndex(),
+		// A tenant's deliveries newest first (the dashboard's list).
+		index.Fields("merchant_id", "mode", "created_at", "id"),
 	}
 }
 

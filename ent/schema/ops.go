@@ -59,5 +59,28 @@ func (Event) Indexes() []ent.Index {
 		index.Fields("fanned_out", "id"),
 		// Subscriptions replay a tenant's events in id order.
 		index.Fields("merchant_id", "mode", "id"),
+		// A transaction's events (the dashboard's detail view).
+		index.Fields("transaction_ref"),
 	}
+}
+
+// ExportToken is a one-time credential for one CSV export: only its SHA-256
+// is kept; using it marks it used in the same statement that checks it, so
+// it works once across every instance.
+type ExportToken struct{ ent.Schema }
+
+func (ExportToken) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (ExportToken) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty().Comment("the token's SHA-256, hex"),
+		field.Bytes("filter").Immutable().Comment("the export's transaction filter, JSON"),
+		field.Time("created_at").Immutable(),
+		field.Time("expires_at").Immutable(),
+		field.Time("used_at").Optional().Nillable(),
+	}
+}
+
+func (ExportToken) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("expires_at")}
 }

@@ -13,12 +13,51 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+// An API key of the merchant, by its prefix (the key itself is never kept).
+type APIKey struct {
+	ID string `json:"id"`
+	// secret or public
+	Kind string `json:"kind"`
+	Mode Mode   `json:"mode"`
+	// The first characters of the key, e.g. SECK_TEST_AbC (never the whole key).
+	Prefix    string    `json:"prefix"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Kept in memory and written at most once a minute per key.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	// Set while a rolled key still works during its overlap.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
 // A merchant's balance in one currency.
 type Balance struct {
 	Currency  string          `json:"currency"`
 	Available decimal.Decimal `json:"available"`
 	Pending   decimal.Decimal `json:"pending"`
 	UpdatedAt *time.Time      `json:"updatedAt,omitempty"`
+}
+
+// One ledger entry of the merchant's available balance in one currency.
+type BalanceEntry struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Signed: positive credits the available balance, negative debits it.
+	Amount decimal.Decimal `json:"amount"`
+	// Available balance after this entry.
+	BalanceAfter decimal.Decimal `json:"balanceAfter"`
+	Currency     string          `json:"currency"`
+	// The transaction it belongs to, if any (reference).
+	TransactionReference *string `json:"transactionReference,omitempty"`
+	Description          string  `json:"description"`
+}
+
+type BalanceEntryConnection struct {
+	Edges    []*BalanceEntryEdge `json:"edges"`
+	PageInfo *PageInfo           `json:"pageInfo"`
+}
+
+type BalanceEntryEdge struct {
+	Cursor string        `json:"cursor"`
+	Node   *BalanceEntry `json:"node"`
 }
 
 // A bank: Nigerian entries have slug and country; Ghanaian ones id and branches.
@@ -198,6 +237,12 @@ type EventEdge struct {
 	Node   *ent.Event `json:"node"`
 }
 
+type ExportToken struct {
+	// Same-origin path with a one-time token: /dashboard/export/transactions.csv?token=...
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // A virtual bank account issued on a wallet (or the merchant's global account).
 type FiatAccount struct {
 	AccountType      AccountType      `json:"accountType"`
@@ -325,6 +370,19 @@ type ResolvedBankAccount struct {
 	AccountName   string `json:"accountName"`
 }
 
+type RollAPIKeysInput struct {
+	// 0 (default) revokes the old keys at once; at most 86400 (24 h).
+	OverlapSeconds *int `json:"overlapSeconds,omitempty"`
+}
+
+type RolledAPIKeys struct {
+	// Shown only here.
+	SecretKey string `json:"secretKey"`
+	PublicKey string `json:"publicKey"`
+	// When the old keys stop working (null when revoked at once).
+	OldKeysExpireAt *time.Time `json:"oldKeysExpireAt,omitempty"`
+}
+
 type RolledWebhookSecret struct {
 	ID     string `json:"id"`
 	Secret string `json:"secret"`
@@ -411,6 +469,8 @@ type Transaction struct {
 	AccountReference *string         `json:"accountReference,omitempty"`
 	CreatedAt        time.Time       `json:"createdAt"`
 	UpdatedAt        time.Time       `json:"updatedAt"`
+	// Events this transaction caused, oldest first (their deliveries reachable through Event.deliveries).
+	Events []*ent.Event `json:"events"`
 }
 
 type TransactionConnection struct {
@@ -424,8 +484,26 @@ type TransactionEdge struct {
 }
 
 type TransactionFilter struct {
-	Type   *TransactionType   `json:"type,omitempty"`
-	Status *TransactionStatus `json:"status,omitempty"`
+	Type     *TransactionType   `json:"type,omitempty"`
+	Status   *TransactionStatus `json:"status,omitempty"`
+	Currency *string            `json:"currency,omitempty"`
+	// Inclusive.
+	CreatedFrom *time.Time `json:"createdFrom,omitempty"`
+	// Exclusive.
+	CreatedTo *time.Time `json:"createdTo,omitempty"`
+	// Either reference: the service's or the merchant's (exact match, the merchant's without regard to case).
+	Search *string `json:"search,omitempty"`
+}
+
+// A day's volume in one currency.
+type Volume struct {
+	Currency string `json:"currency"`
+	// Deposits, and what swaps bought in this currency.
+	Incoming decimal.Decimal `json:"incoming"`
+	// Withdrawals, and what swaps sold of this currency.
+	Outgoing decimal.Decimal `json:"outgoing"`
+	// The transactions counted.
+	Count int `json:"count"`
 }
 
 type Wallet struct {
@@ -476,6 +554,18 @@ type WebhookDelivery struct {
 	CreatedAt   time.Time         `json:"createdAt"`
 	CompletedAt *time.Time        `json:"completedAt,omitempty"`
 	Attempts    []*WebhookAttempt `json:"attempts"`
+	// The event's dotted name, "ping" for a test event.
+	Event string `json:"event"`
+}
+
+type WebhookDeliveryConnection struct {
+	Edges    []*WebhookDeliveryEdge `json:"edges"`
+	PageInfo *PageInfo              `json:"pageInfo"`
+}
+
+type WebhookDeliveryEdge struct {
+	Cursor string           `json:"cursor"`
+	Node   *WebhookDelivery `json:"node"`
 }
 
 type WebhookEndpoint struct {

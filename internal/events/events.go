@@ -172,3 +172,11 @@ func (o *Outbox) List(ctx context.Context, p page.Params) ([]*ent.Event, page.In
 func Cursor(e *ent.Event) page.Cursor {
 	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}
 }
+
+// ForTransaction lists the ctx tenant's events about the transaction with
+// the service's reference ref, oldest first.
+func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
+	rows, err := o.db.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).
+		Order(ent.Asc(event.FieldID)).All(ctx)
+	return rows, store.Classify(err)
+}

@@ -308,7 +308,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 // req.KeyHash it also confirms that API key is live (ErrKeyNotLive).
 func (s *Store) lockAndLookup(ctx context.Context, tx *ent.Tx, req Request, slot string) (bool, *ent.IdempotencyRecord, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT l.got, r.request_hash, r.status_code, r.body, r.content_type,
-			$6 = '' OR EXISTS (SELECT 1 FROM api_keys k WHERE k.hash = $6 AND k.revoked_at IS NULL)
+			$6 = '' OR EXISTS (SELECT 1 FROM api_keys k WHERE k.hash = $6 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $5))
 		FROM (SELECT pg_try_advisory_xact_lock($1) AS got) l
 		LEFT JOIN idempotency_records r ON l.got AND r.merchant_id = $2 AND r.mode = $3 AND r.key = $4 AND r.expires_at > $5`,
 		lockID(slot), req.Tenant.MerchantID, req.Tenant.Mode, req.Key, s.clock.Now(), req.KeyHash)

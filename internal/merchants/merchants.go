@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
@@ -38,25 +39,36 @@ type Service struct {
 	authQuery string
 	// seen holds, by key hash, the principal of every key that has
 	// authenticated in this process (see Seen). A principal never changes
-	// but for its key's revocation, which only the database knows.
+	// but for its key's revocation, which only the database knows, and its
+	// expiry, which Seen checks.
 	seen sync.Map
+	// usage holds when each key was last used, until FlushUsage writes it.
+	usage usage
 }
 
 // New returns the merchants service.
 func New(db *store.DB, c clock.Clock) *Service {
-	return &Service{db: db, clock: c, authQuery: authQuery(db.Dialect)}
+	return &Service{db: db, clock: c, authQuery: authQuery(db.Dialect), usage: usage{used: map[string]time.Time{}}}
 }
 
 // authQuery joins a live key to its merchant. It is built once: every
-// request runs it.
+// request runs it. Its arguments are the key's hash and the time now.
 func authQuery(dialect string) string {
 	k, m := entsql.Table(apikey.Table).As("k"), entsql.Table(merchant.Table).As("m")
 	query, _ := entsql.Dialect(dialect).
-		Select(principalColumns(k, m)...).
+		Select(append(principalColumns(k, m), k.C(apikey.FieldExpiresAt))...).
 		From(k).Join(m).On(k.C(apikey.FieldMerchantID), m.C(merchant.FieldID)).
-		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), ""), entsql.IsNull(k.C(apikey.FieldRevokedAt)))).
+		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), ""), liveKey(k))).
 		Limit(1).Query()
 	return query
+}
+
+// liveKey is the condition on k that a key still works: not revoked, and
+// not past the end of the overlap it was rolled with. Its one argument is
+// the time now.
+func liveKey(k *entsql.SelectTable) *entsql.Predicate {
+	return entsql.And(entsql.IsNull(k.C(apikey.FieldRevokedAt)),
+		entsql.Or(entsql.IsNull(k.C(apikey.FieldExpiresAt)), entsql.GT(k.C(apikey.FieldExpiresAt), time.Time{})))
 }
 
 // Created is what `merchant create` prints.
@@ -74,6 +86,9 @@ type Rolled struct {
 	Mode       string `json:"mode"`
 	SecretKey  string `json:"secret_key"`
 	PublicKey  string `json:"public_key"`
+	// OldKeysExpireAt is when the keys rolled stop working, when they were
+	// given an overlap (nil: revoked at once).
+	OldKeysExpireAt *time.Time `json:"old_keys_expire_at,omitempty"`
 }
 
 // Principal is an authenticated caller.
@@ -87,6 +102,9 @@ type Principal struct {
 	// KeyHash is the stored form of the key that authenticated (set by
 	// Authenticate): a long-lived connection checks it again (KeysLive).
 	KeyHash string
+	// ExpiresAt is when the key stops working, if it was rolled with an
+	// overlap (set by Authenticate).
+	ExpiresAt *time.Time
 }
 
 // Tenant is the principal's (merchant, mode).
@@ -155,34 +173,6 @@ func (s *Service) issue(ctx context.Context, c *ent.Client, merchantID, mode str
 	return secret, public, nil
 }
 
-// RollKeys voids a mode's keys at once and issues a new pair.
-func (s *Service) RollKeys(ctx context.Context, merchantID, mode string) (Rolled, error) {
-	if mode != tenant.Test && mode != tenant.Live {
-		return Rolled{}, apperr.New(apperr.Validation, "mode must be test or live")
-	}
-	ctx = tenant.System(ctx)
-	out := Rolled{MerchantID: merchantID, Mode: mode}
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
-		if _, err := c.Merchant.Get(ctx, merchantID); err != nil {
-			if ent.IsNotFound(err) {
-				return apperr.New(apperr.NotFound, "no merchant %q", merchantID)
-			}
-			return err
-		}
-		now := s.clock.Now()
-		if _, err := c.APIKey.Update().
-			Where(apikey.MerchantID(merchantID), apikey.Mode(mode), apikey.RevokedAtIsNil()).
-			SetRevokedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
-			return err
-		}
-		var err error
-		out.SecretKey, out.PublicKey, err = s.issue(ctx, c, merchantID, mode)
-		return err
-	})
-	return out, err
-}
-
 // Authenticate finds the merchant and mode of a key, in one query: every
 // request runs it before anything else.
 func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
@@ -190,7 +180,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
 	hash := Hash(key)
-	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, hash)
+	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, hash, s.clock.Now())
 	if err != nil {
 		return Principal{}, store.Classify(err)
 	}
@@ -202,11 +192,17 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
 	var p Principal
-	if err := rows.Scan(p.dest()...); err != nil {
+	var expires entsql.NullTime
+	if err := rows.Scan(append(p.dest(), &expires)...); err != nil {
 		return Principal{}, store.Classify(err)
+	}
+	if expires.Valid {
+		t := expires.Time.UTC()
+		p.ExpiresAt = &t
 	}
 	p.KeyHash = hash
 	s.seen.Store(p.KeyHash, p)
+	s.usage.touch(hash, s.clock.Now())
 	return p, nil
 }
 
@@ -224,7 +220,25 @@ func (s *Service) Seen(key string) (Principal, bool) {
 	if !ok {
 		return Principal{}, false
 	}
-	return v.(Principal), true
+	p := v.(Principal)
+	now := s.clock.Now()
+	if p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
+		s.seen.Delete(p.KeyHash)
+		return Principal{}, false
+	}
+	s.usage.touch(p.KeyHash, now)
+	return p, true
+}
+
+// forgetTenant drops what Seen knows of every key of a merchant's mode:
+// after a roll, so that this process asks the database again.
+func (s *Service) forgetTenant(merchantID, mode string) {
+	s.seen.Range(func(k, v any) bool {
+		if p := v.(Principal); p.MerchantID == merchantID && p.Mode == mode {
+			s.seen.Delete(k)
+		}
+		return true
+	})
 }
 
 // Forget drops what Seen knows of the key with this hash.
@@ -241,7 +255,8 @@ func (s *Service) KeysLive(ctx context.Context, hashes []string) (map[string]boo
 	}
 	ctx = tenant.System(ctx)
 	found, err := s.db.Client(ctx).APIKey.Query().
-		Where(apikey.HashIn(hashes...), apikey.RevokedAtIsNil()).
+		Where(apikey.HashIn(hashes...), apikey.RevokedAtIsNil(),
+			apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(s.clock.Now()))).
 		Select(apikey.FieldHash).Strings(ctx)
 	if err != nil {
 		return nil, store.Classify(err)
@@ -260,7 +275,7 @@ type Lookup struct{ query string }
 
 // NewLookup builds a Lookup of columns of the row of table whose column by
 // equals the looked-up value and whose merchant_id and mode are the key's.
-// Its arguments are the key's hash and the value. The merchant's row is not
+// Its arguments are the key's hash, the time now and the value. The merchant's row is not
 // read (one join fewer): the Principal it gives has no
 // MerchantName or Email, which a read needs neither for its checks (key
 // kind, rate limit) nor for its answer.
@@ -278,7 +293,7 @@ func NewLookup(dialect, table string, columns []string, by string) Lookup {
 		entsql.ColumnsEQ(t.C(apikey.FieldMerchantID), k.C(apikey.FieldMerchantID)),
 		entsql.ColumnsEQ(t.C(apikey.FieldMode), k.C(apikey.FieldMode)),
 	)).
-		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), ""), entsql.IsNull(k.C(apikey.FieldRevokedAt)),
+		Where(entsql.And(entsql.EQ(k.C(apikey.FieldHash), ""), liveKey(k),
 			entsql.EQ(t.C(by), ""))).
 		Limit(1).Query()
 	return Lookup{query: query}
@@ -293,7 +308,8 @@ func (s *Service) AuthenticateLookup(ctx context.Context, key string, l Lookup, 
 	if !plausibleKey(key) {
 		return Principal{}, false, nil
 	}
-	rows, err := s.db.Client(ctx).QueryContext(ctx, l.query, Hash(key), value)
+	hash, now := Hash(key), s.clock.Now()
+	rows, err := s.db.Client(ctx).QueryContext(ctx, l.query, hash, now, value)
 	if err != nil {
 		return Principal{}, false, store.Classify(err)
 	}
@@ -304,6 +320,7 @@ func (s *Service) AuthenticateLookup(ctx context.Context, key string, l Lookup, 
 	if err := scan(afterPrincipal{rows, &p}); err != nil {
 		return Principal{}, false, store.Classify(err)
 	}
+	s.usage.touch(hash, now)
 	return p, true, nil
 }
 

@@ -226,38 +226,9 @@ func (s *Service) lookup(ctx context.Context, query, key string, t tenant.Tenant
 	return v, true, nil
 }
 
-// Filter narrows a list.
-type Filter struct {
-	Type   *string
-	Status *string
-}
-
-// Validate names the bad filter fields.
-func (f Filter) Validate(typeField, statusField string, errs *apperr.Fields) {
-	check := func(field string, v *string, allowed []string) {
-		if v == nil {
-			return
-		}
-		for _, a := range allowed {
-			if *v == a {
-				return
-			}
-		}
-		errs.Add(field, "must be one of %s", strings.Join(allowed, ", "))
-	}
-	check(typeField, f.Type, Types)
-	check(statusField, f.Status, Statuses)
-}
-
 // List returns a page of the tenant's transactions, newest first.
 func (s *Service) List(ctx context.Context, f Filter, p page.Params) ([]*ent.Transaction, page.Info, error) {
-	q := s.db.Client(ctx).Transaction.Query()
-	if f.Type != nil {
-		q = q.Where(transaction.Type(*f.Type))
-	}
-	if f.Status != nil {
-		q = q.Where(transaction.Status(*f.Status))
-	}
+	q := s.db.Client(ctx).Transaction.Query().Where(f.predicates()...)
 	if p.After != nil {
 		q = q.Where(transaction.Or(
 			transaction.CreatedAtLT(p.After.Time),

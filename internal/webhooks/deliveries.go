@@ -74,12 +74,17 @@ func (s *Service) Deliveries(ctx context.Context, eventID string) ([]Delivery, e
 }
 
 func (s *Service) deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	c := s.db.Client(ctx)
-	rows, err := c.WebhookDelivery.Query().Where(webhookdelivery.EventID(eventID)).
+	rows, err := s.db.Client(ctx).WebhookDelivery.Query().Where(webhookdelivery.EventID(eventID)).
 		Order(ent.Asc(webhookdelivery.FieldCreatedAt), ent.Asc(webhookdelivery.FieldID)).All(ctx)
 	if err != nil {
 		return nil, store.Classify(err)
 	}
+	return s.withAttempts(ctx, rows)
+}
+
+// withAttempts views rows with their attempts, read in one query.
+func (s *Service) withAttempts(ctx context.Context, rows []*ent.WebhookDelivery) ([]Delivery, error) {
+	c := s.db.Client(ctx)
 	out := make([]Delivery, len(rows))
 	idx := make(map[string]int, len(rows))
 	ids := make([]string, len(rows))

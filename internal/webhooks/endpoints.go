@@ -224,6 +224,34 @@ func (s *Service) RollSecret(ctx context.Context, id string) (*ent.WebhookEndpoi
 	return ep, nil
 }
 
+// SetEnabled enables or disables one of the tenant's endpoints. A disabled
+// endpoint gets no new deliveries and its pending ones end failed; enabling
+// it clears why it was disabled.
+func (s *Service) SetEnabled(ctx context.Context, id string, enabled bool) (*ent.WebhookEndpoint, error) {
+	var ep *ent.WebhookEndpoint
+	err := s.db.Tx(ctx, func(ctx context.Context) error {
+		c := s.db.Client(ctx)
+		u := c.WebhookEndpoint.Update().Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
+			SetEnabled(enabled).SetUpdatedAt(s.clock.Now())
+		if enabled {
+			u = u.ClearDisabledReason()
+		}
+		n, err := u.Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound(id)
+		}
+		ep, err = c.WebhookEndpoint.Get(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return ep, nil
+}
+
 // Matches reports whether the endpoint takes events of type typ.
 func Matches(ep *ent.WebhookEndpoint, typ string) bool {
 	if len(ep.Events) == 0 {

@@ -157,6 +157,9 @@ func Body(ev *ent.Event) []byte {
 // the delivery is done with (recorded, abandoned or left to its lease).
 func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq, finish func()) {
 	dl, ep, ev := a.dl, a.ep, a.ev
+	if ev == nil && dl.EventType == PingEvent {
+		ev = pingEvent(dl)
+	}
 	recorded := false
 	defer func() {
 		if !recorded {

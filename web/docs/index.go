@@ -16,6 +16,7 @@ type link struct {
 
 var links = []link{
 	{"graphql", "/graphql", "GraphQL (POST; WebSocket subscriptions on the same path)"},
+	{"dashboard", "/dashboard", "merchant dashboard (sign in with a secret key)"},
 	{"docs", Prefix, "REST API reference"},
 	{"openapi", "/openapi.json", "OpenAPI 3.1 description of the REST API"},
 	{"rest", "/v1/merchant/public", "REST API base path"},
