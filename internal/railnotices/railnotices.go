@@ -94,7 +94,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, provider string)
 		s.Fail(w, r, apperr.New(apperr.BadRequest, "the delivery could not be read"))
 		return
 	}
-	outcome := "duplicate"
+	fresh := len(notices) == 0 // a delivery telling nothing is not a repeat
 	for _, n := range notices {
 		dup, err := s.Process(ctx, provider, n, body)
 		if err != nil {
@@ -104,9 +104,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, provider string)
 			s.Fail(w, r, apperr.New(apperr.Internal, "the delivery could not be processed; deliver it again"))
 			return
 		}
-		if !dup {
-			outcome = "processed"
-		}
+		fresh = fresh || !dup
+	}
+	outcome := "duplicate"
+	if fresh {
+		outcome = "processed"
 	}
 	s.Metrics.Webhook(provider, outcome)
 	ct, ack := recv.Ack()
