@@ -308,10 +308,39 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		if err := ledger.Check(context.Background(), e.App.DB); err != nil {
 			t.Fatalf("ledger invariants: %v", err)
 		}
+		for _, want := range [][2]string{{"paystack", "bad_signature"}, {"paystack", "duplicate"}, {"paystack", "processed"}, {"binancepay", "bad_signature"}} {
+			if n := webhookCount(t, e, want[0], want[1]); n < 1 {
+				t.Errorf("rails_webhooks_total{provider=%q,outcome=%q} = %v", want[0], want[1], n)
+			}
+		}
 		if got := indexRails(t, e); got["test"] != "sandbox" || got["live"] != "binancepay,flutterwave,paystack" {
 			t.Errorf("GET / rails: %v", got)
 		}
 	}, f.options("paystack,flutterwave,binancepay")...)
+}
+
+// webhookCount reads rails_webhooks_total{provider,outcome}.
+func webhookCount(t *testing.T, e *servertest.Env, provider, outcome string) float64 {
+	t.Helper()
+	mfs, err := e.App.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "rails_webhooks_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["provider"] == provider && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // indexRails reads what GET / says each mode runs on.
