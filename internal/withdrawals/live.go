@@ -2,6 +2,7 @@ package withdrawals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -24,16 +25,24 @@ import (
 // from the worker; it commits long before.
 const noticeLease = time.Minute
 
+// errNoLongerOurs: the payout's lease passed to another owner before its
+// provider was asked; that owner asks.
+var errNoLongerOurs = errors.New("the payout's lease passed to another owner")
+
 // mapProvider stores which provider carries t and the reference it knows t
-// by, before t is submitted; a look-up by that reference then finds t.
-func (s *Service) mapProvider(ctx context.Context, t *ent.Transaction, provider, ref string) error {
-	if t.ProviderReference != nil && *t.ProviderReference == ref && t.Provider != nil && *t.Provider == provider {
-		return nil
-	}
+// by, before t is submitted (a look-up by that reference then finds t), and
+// renews owner's lease for the whole provider call: a call is bounded by
+// jobTimeout, shorter than a lease, so no other instance can claim t and
+// submit it at the same time.
+func (p *Payouts) mapProvider(ctx context.Context, t *ent.Transaction, provider, ref string) error {
 	ctx = tenant.System(ctx)
-	err := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).SetProvider(provider).SetProviderReference(ref).Exec(ctx)
+	n, err := mine(p.s.db.Client(ctx), t, p.opt.Owner).SetProvider(provider).SetProviderReference(ref).
+		SetLeaseUntil(p.s.clock.Now().Add(max(p.opt.Lease, 2*jobTimeout))).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("store the provider's reference: %w", store.Classify(err))
+	}
+	if n == 0 {
+		return errNoLongerOurs
 	}
 	t.Provider, t.ProviderReference = &provider, &ref
 	return nil
@@ -54,7 +63,7 @@ func (p *Payouts) providerOf(ctx context.Context, a *answer, payout rails.Payout
 	a.provider = prov.Provider()
 	a.live = a.provider != rails.ProviderSandbox
 	if a.live {
-		if err := p.s.mapProvider(ctx, a.t, a.provider, p.router.ProviderReference(a.provider, a.t.Reference)); err != nil {
+		if err := p.mapProvider(ctx, a.t, a.provider, p.router.ProviderReference(a.provider, a.t.Reference)); err != nil {
 			return nil, err
 		}
 	}
