@@ -25,6 +25,7 @@ import (
 	"merchantpay/ent/merchantpair"
 	"merchantpay/ent/pair"
 	"merchantpay/ent/quote"
+	"merchantpay/ent/railsnotice"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
 	"merchantpay/ent/webhookattempt"
@@ -71,6 +72,8 @@ type Client struct {
 	Pair *PairClient
 	// Quote is the client for interacting with the Quote builders.
 	Quote *QuoteClient
+	// RailsNotice is the client for interacting with the RailsNotice builders.
+	RailsNotice *RailsNoticeClient
 	// Transaction is the client for interacting with the Transaction builders.
 	Transaction *TransactionClient
 	// Wallet is the client for interacting with the Wallet builders.
@@ -106,6 +109,7 @@ func (c *Client) init() {
 	c.MerchantPair = NewMerchantPairClient(c.config)
 	c.Pair = NewPairClient(c.config)
 	c.Quote = NewQuoteClient(c.config)
+	c.RailsNotice = NewRailsNoticeClient(c.config)
 	c.Transaction = NewTransactionClient(c.config)
 	c.Wallet = NewWalletClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
@@ -217,6 +221,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		MerchantPair:       NewMerchantPairClient(cfg),
 		Pair:               NewPairClient(cfg),
 		Quote:              NewQuoteClient(cfg),
+		RailsNotice:        NewRailsNoticeClient(cfg),
 		Transaction:        NewTransactionClient(cfg),
 		Wallet:             NewWalletClient(cfg),
 		WebhookAttempt:     NewWebhookAttemptClient(cfg),
@@ -255,6 +260,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		MerchantPair:       NewMerchantPairClient(cfg),
 		Pair:               NewPairClient(cfg),
 		Quote:              NewQuoteClient(cfg),
+		RailsNotice:        NewRailsNoticeClient(cfg),
 		Transaction:        NewTransactionClient(cfg),
 		Wallet:             NewWalletClient(cfg),
 		WebhookAttempt:     NewWebhookAttemptClient(cfg),
@@ -291,8 +297,9 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
 		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
-		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.Transaction,
-		c.Wallet, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
+		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -304,8 +311,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
 		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
-		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.Transaction,
-		c.Wallet, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
+		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -342,6 +350,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Pair.mutate(ctx, m)
 	case *QuoteMutation:
 		return c.Quote.mutate(ctx, m)
+	case *RailsNoticeMutation:
+		return c.RailsNotice.mutate(ctx, m)
 	case *TransactionMutation:
 		return c.Transaction.mutate(ctx, m)
 	case *WalletMutation:
@@ -2231,6 +2241,139 @@ func (c *QuoteClient) mutate(ctx context.Context, m *QuoteMutation) (Value, erro
 	}
 }
 
+// RailsNoticeClient is a client for the RailsNotice schema.
+type RailsNoticeClient struct {
+	config
+}
+
+// NewRailsNoticeClient returns a client for the RailsNotice from the given config.
+func NewRailsNoticeClient(c config) *RailsNoticeClient {
+	return &RailsNoticeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `railsnotice.Hooks(f(g(h())))`.
+func (c *RailsNoticeClient) Use(hooks ...Hook) {
+	c.hooks.RailsNotice = append(c.hooks.RailsNotice, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `railsnotice.Intercept(f(g(h())))`.
+func (c *RailsNoticeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RailsNotice = append(c.inters.RailsNotice, interceptors...)
+}
+
+// Create returns a builder for creating a RailsNotice entity.
+func (c *RailsNoticeClient) Create() *RailsNoticeCreate {
+	mutation := newRailsNoticeMutation(c.config, OpCreate)
+	return &RailsNoticeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RailsNotice entities.
+func (c *RailsNoticeClient) CreateBulk(builders ...*RailsNoticeCreate) *RailsNoticeCreateBulk {
+	return &RailsNoticeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RailsNoticeClient) MapCreateBulk(slice any, setFunc func(*RailsNoticeCreate, int)) *RailsNoticeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RailsNoticeCreateBulk{err: fmt.Errorf("calling to RailsNoticeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RailsNoticeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RailsNoticeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RailsNotice.
+func (c *RailsNoticeClient) Update() *RailsNoticeUpdate {
+	mutation := newRailsNoticeMutation(c.config, OpUpdate)
+	return &RailsNoticeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RailsNoticeClient) UpdateOne(_m *RailsNotice) *RailsNoticeUpdateOne {
+	mutation := newRailsNoticeMutation(c.config, OpUpdateOne, withRailsNotice(_m))
+	return &RailsNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RailsNoticeClient) UpdateOneID(id int) *RailsNoticeUpdateOne {
+	mutation := newRailsNoticeMutation(c.config, OpUpdateOne, withRailsNoticeID(id))
+	return &RailsNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RailsNotice.
+func (c *RailsNoticeClient) Delete() *RailsNoticeDelete {
+	mutation := newRailsNoticeMutation(c.config, OpDelete)
+	return &RailsNoticeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RailsNoticeClient) DeleteOne(_m *RailsNotice) *RailsNoticeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RailsNoticeClient) DeleteOneID(id int) *RailsNoticeDeleteOne {
+	builder := c.Delete().Where(railsnotice.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RailsNoticeDeleteOne{builder}
+}
+
+// Query returns a query builder for RailsNotice.
+func (c *RailsNoticeClient) Query() *RailsNoticeQuery {
+	return &RailsNoticeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRailsNotice},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RailsNotice entity by its id.
+func (c *RailsNoticeClient) Get(ctx context.Context, id int) (*RailsNotice, error) {
+	return c.Query().Where(railsnotice.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RailsNoticeClient) GetX(ctx context.Context, id int) *RailsNotice {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RailsNoticeClient) Hooks() []Hook {
+	return c.hooks.RailsNotice
+}
+
+// Interceptors returns the client interceptors.
+func (c *RailsNoticeClient) Interceptors() []Interceptor {
+	return c.inters.RailsNotice
+}
+
+func (c *RailsNoticeClient) mutate(ctx context.Context, m *RailsNoticeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RailsNoticeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RailsNoticeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RailsNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RailsNoticeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RailsNotice mutation op: %q", m.Op())
+	}
+}
+
 // TransactionClient is a client for the Transaction schema.
 type TransactionClient struct {
 	config
@@ -2911,13 +3054,13 @@ type (
 	hooks struct {
 		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
 		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
-		MerchantPair, Pair, Quote, Transaction, Wallet, WebhookAttempt,
+		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
 		WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
 		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
-		MerchantPair, Pair, Quote, Transaction, Wallet, WebhookAttempt,
+		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
 		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )

@@ -20,6 +20,7 @@ import (
 	"merchantpay/ent/merchantpair"
 	"merchantpay/ent/pair"
 	"merchantpay/ent/quote"
+	"merchantpay/ent/railsnotice"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
 	"merchantpay/ent/webhookattempt"
@@ -105,6 +106,7 @@ func checkColumn(t, c string) error {
 			merchantpair.Table:       merchantpair.ValidColumn,
 			pair.Table:               pair.ValidColumn,
 			quote.Table:              quote.ValidColumn,
+			railsnotice.Table:        railsnotice.ValidColumn,
 			transaction.Table:        transaction.ValidColumn,
 			wallet.Table:             wallet.ValidColumn,
 			webhookattempt.Table:     webhookattempt.ValidColumn,

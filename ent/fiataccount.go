@@ -50,8 +50,12 @@ type FiatAccount struct {
 	// BankCode holds the value of the "bank_code" field.
 	BankCode string `json:"bank_code,omitempty"`
 	// active or closed
-	Status       string `json:"status,omitempty"`
-	selectValues sql.SelectValues
+	Status string `json:"status,omitempty"`
+	// Provider holds the value of the "provider" field.
+	Provider *string `json:"provider,omitempty"`
+	// ProviderCustomer holds the value of the "provider_customer" field.
+	ProviderCustomer *string `json:"provider_customer,omitempty"`
+	selectValues     sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -61,7 +65,7 @@ func (*FiatAccount) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case fiataccount.FieldAmount:
 			values[i] = new(sql.NullInt64)
-		case fiataccount.FieldID, fiataccount.FieldMerchantID, fiataccount.FieldMode, fiataccount.FieldReference, fiataccount.FieldWalletID, fiataccount.FieldWalletReference, fiataccount.FieldAccountType, fiataccount.FieldCurrency, fiataccount.FieldRejectAmountCriteria, fiataccount.FieldAccountNumber, fiataccount.FieldAccountName, fiataccount.FieldBankName, fiataccount.FieldBankCode, fiataccount.FieldStatus:
+		case fiataccount.FieldID, fiataccount.FieldMerchantID, fiataccount.FieldMode, fiataccount.FieldReference, fiataccount.FieldWalletID, fiataccount.FieldWalletReference, fiataccount.FieldAccountType, fiataccount.FieldCurrency, fiataccount.FieldRejectAmountCriteria, fiataccount.FieldAccountNumber, fiataccount.FieldAccountName, fiataccount.FieldBankName, fiataccount.FieldBankCode, fiataccount.FieldStatus, fiataccount.FieldProvider, fiataccount.FieldProviderCustomer:
 			values[i] = new(sql.NullString)
 		case fiataccount.FieldCreatedAt, fiataccount.FieldUpdatedAt, fiataccount.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -193,6 +197,20 @@ func (_m *FiatAccount) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Status = value.String
 			}
+		case fiataccount.FieldProvider:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider", values[i])
+			} else if value.Valid {
+				_m.Provider = new(string)
+				*_m.Provider = value.String
+			}
+		case fiataccount.FieldProviderCustomer:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider_customer", values[i])
+			} else if value.Valid {
+				_m.ProviderCustomer = new(string)
+				*_m.ProviderCustomer = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -289,6 +307,16 @@ func (_m *FiatAccount) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(_m.Status)
+	builder.WriteString(", ")
+	if v := _m.Provider; v != nil {
+		builder.WriteString("provider=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ProviderCustomer; v != nil {
+		builder.WriteString("provider_customer=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

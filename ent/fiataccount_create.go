@@ -189,6 +189,34 @@ func (_c *FiatAccountCreate) SetNillableStatus(v *string) *FiatAccountCreate {
 	return _c
 }
 
+// SetProvider sets the "provider" field.
+func (_c *FiatAccountCreate) SetProvider(v string) *FiatAccountCreate {
+	_c.mutation.SetProvider(v)
+	return _c
+}
+
+// SetNillableProvider sets the "provider" field if the given value is not nil.
+func (_c *FiatAccountCreate) SetNillableProvider(v *string) *FiatAccountCreate {
+	if v != nil {
+		_c.SetProvider(*v)
+	}
+	return _c
+}
+
+// SetProviderCustomer sets the "provider_customer" field.
+func (_c *FiatAccountCreate) SetProviderCustomer(v string) *FiatAccountCreate {
+	_c.mutation.SetProviderCustomer(v)
+	return _c
+}
+
+// SetNillableProviderCustomer sets the "provider_customer" field if the given value is not nil.
+func (_c *FiatAccountCreate) SetNillableProviderCustomer(v *string) *FiatAccountCreate {
+	if v != nil {
+		_c.SetProviderCustomer(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *FiatAccountCreate) SetID(v string) *FiatAccountCreate {
 	_c.mutation.SetID(v)
@@ -415,6 +443,14 @@ func (_c *FiatAccountCreate) createSpec() (*FiatAccount, *sqlgraph.CreateSpec) {
 		_spec.SetField(fiataccount.FieldStatus, field.TypeString, value)
 		_node.Status = value
 	}
+	if value, ok := _c.mutation.Provider(); ok {
+		_spec.SetField(fiataccount.FieldProvider, field.TypeString, value)
+		_node.Provider = &value
+	}
+	if value, ok := _c.mutation.ProviderCustomer(); ok {
+		_spec.SetField(fiataccount.FieldProviderCustomer, field.TypeString, value)
+		_node.ProviderCustomer = &value
+	}
 	return _node, _spec
 }
 
@@ -552,6 +588,12 @@ func (u *FiatAccountUpsertOne) UpdateNewValues() *FiatAccountUpsertOne {
 		}
 		if _, exists := u.create.mutation.BankCode(); exists {
 			s.SetIgnore(fiataccount.FieldBankCode)
+		}
+		if _, exists := u.create.mutation.Provider(); exists {
+			s.SetIgnore(fiataccount.FieldProvider)
+		}
+		if _, exists := u.create.mutation.ProviderCustomer(); exists {
+			s.SetIgnore(fiataccount.FieldProviderCustomer)
 		}
 	}))
 	return u
@@ -839,6 +881,12 @@ func (u *FiatAccountUpsertBulk) UpdateNewValues() *FiatAccountUpsertBulk {
 			}
 			if _, exists := b.mutation.BankCode(); exists {
 				s.SetIgnore(fiataccount.FieldBankCode)
+			}
+			if _, exists := b.mutation.Provider(); exists {
+				s.SetIgnore(fiataccount.FieldProvider)
+			}
+			if _, exists := b.mutation.ProviderCustomer(); exists {
+				s.SetIgnore(fiataccount.FieldProviderCustomer)
 			}
 		}
 	}))

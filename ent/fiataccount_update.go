@@ -125,6 +125,12 @@ func (_u *FiatAccountUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(fiataccount.FieldStatus, field.TypeString, value)
 	}
+	if _u.mutation.ProviderCleared() {
+		_spec.ClearField(fiataccount.FieldProvider, field.TypeString)
+	}
+	if _u.mutation.ProviderCustomerCleared() {
+		_spec.ClearField(fiataccount.FieldProviderCustomer, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -272,6 +278,12 @@ func (_u *FiatAccountUpdateOne) sqlSave(ctx context.Context) (_node *FiatAccount
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(fiataccount.FieldStatus, field.TypeString, value)
+	}
+	if _u.mutation.ProviderCleared() {
+		_spec.ClearField(fiataccount.FieldProvider, field.TypeString)
+	}
+	if _u.mutation.ProviderCustomerCleared() {
+		_spec.ClearField(fiataccount.FieldProviderCustomer, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &FiatAccount{config: _u.config}

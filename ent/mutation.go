@@ -21,6 +21,7 @@ import (
 	"merchantpay/ent/pair"
 	"merchantpay/ent/predicate"
 	"merchantpay/ent/quote"
+	"merchantpay/ent/railsnotice"
 	"merchantpay/ent/schematype"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
@@ -58,6 +59,7 @@ const (
 	TypeMerchantPair       = "MerchantPair"
 	TypePair               = "Pair"
 	TypeQuote              = "Quote"
+	TypeRailsNotice        = "RailsNotice"
 	TypeTransaction        = "Transaction"
 	TypeWallet             = "Wallet"
 	TypeWebhookAttempt     = "WebhookAttempt"
@@ -5115,6 +5117,8 @@ type FiatAccountMutation struct {
 	bank_name              *string
 	bank_code              *string
 	status                 *string
+	provider               *string
+	provider_customer      *string
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*FiatAccount, error)
@@ -5923,6 +5927,104 @@ func (m *FiatAccountMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetProvider sets the "provider" field.
+func (m *FiatAccountMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *FiatAccountMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the FiatAccount entity.
+// If the FiatAccount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FiatAccountMutation) OldProvider(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (m *FiatAccountMutation) ClearProvider() {
+	m.provider = nil
+	m.clearedFields[fiataccount.FieldProvider] = struct{}{}
+}
+
+// ProviderCleared returns if the "provider" field was cleared in this mutation.
+func (m *FiatAccountMutation) ProviderCleared() bool {
+	_, ok := m.clearedFields[fiataccount.FieldProvider]
+	return ok
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *FiatAccountMutation) ResetProvider() {
+	m.provider = nil
+	delete(m.clearedFields, fiataccount.FieldProvider)
+}
+
+// SetProviderCustomer sets the "provider_customer" field.
+func (m *FiatAccountMutation) SetProviderCustomer(s string) {
+	m.provider_customer = &s
+}
+
+// ProviderCustomer returns the value of the "provider_customer" field in the mutation.
+func (m *FiatAccountMutation) ProviderCustomer() (r string, exists bool) {
+	v := m.provider_customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderCustomer returns the old "provider_customer" field's value of the FiatAccount entity.
+// If the FiatAccount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FiatAccountMutation) OldProviderCustomer(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderCustomer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderCustomer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderCustomer: %w", err)
+	}
+	return oldValue.ProviderCustomer, nil
+}
+
+// ClearProviderCustomer clears the value of the "provider_customer" field.
+func (m *FiatAccountMutation) ClearProviderCustomer() {
+	m.provider_customer = nil
+	m.clearedFields[fiataccount.FieldProviderCustomer] = struct{}{}
+}
+
+// ProviderCustomerCleared returns if the "provider_customer" field was cleared in this mutation.
+func (m *FiatAccountMutation) ProviderCustomerCleared() bool {
+	_, ok := m.clearedFields[fiataccount.FieldProviderCustomer]
+	return ok
+}
+
+// ResetProviderCustomer resets all changes to the "provider_customer" field.
+func (m *FiatAccountMutation) ResetProviderCustomer() {
+	m.provider_customer = nil
+	delete(m.clearedFields, fiataccount.FieldProviderCustomer)
+}
+
 // Where appends a list predicates to the FiatAccountMutation builder.
 func (m *FiatAccountMutation) Where(ps ...predicate.FiatAccount) {
 	m.predicates = append(m.predicates, ps...)
@@ -5957,7 +6059,7 @@ func (m *FiatAccountMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FiatAccountMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 19)
 	if m.merchant_id != nil {
 		fields = append(fields, fiataccount.FieldMerchantID)
 	}
@@ -6009,6 +6111,12 @@ func (m *FiatAccountMutation) Fields() []string {
 	if m.status != nil {
 		fields = append(fields, fiataccount.FieldStatus)
 	}
+	if m.provider != nil {
+		fields = append(fields, fiataccount.FieldProvider)
+	}
+	if m.provider_customer != nil {
+		fields = append(fields, fiataccount.FieldProviderCustomer)
+	}
 	return fields
 }
 
@@ -6051,6 +6159,10 @@ func (m *FiatAccountMutation) Field(name string) (ent.Value, bool) {
 		return m.BankCode()
 	case fiataccount.FieldStatus:
 		return m.Status()
+	case fiataccount.FieldProvider:
+		return m.Provider()
+	case fiataccount.FieldProviderCustomer:
+		return m.ProviderCustomer()
 	}
 	return nil, false
 }
@@ -6094,6 +6206,10 @@ func (m *FiatAccountMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldBankCode(ctx)
 	case fiataccount.FieldStatus:
 		return m.OldStatus(ctx)
+	case fiataccount.FieldProvider:
+		return m.OldProvider(ctx)
+	case fiataccount.FieldProviderCustomer:
+		return m.OldProviderCustomer(ctx)
 	}
 	return nil, fmt.Errorf("unknown FiatAccount field %s", name)
 }
@@ -6222,6 +6338,20 @@ func (m *FiatAccountMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case fiataccount.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case fiataccount.FieldProviderCustomer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderCustomer(v)
+		return nil
 	}
 	return fmt.Errorf("unknown FiatAccount field %s", name)
 }
@@ -6282,6 +6412,12 @@ func (m *FiatAccountMutation) ClearedFields() []string {
 	if m.FieldCleared(fiataccount.FieldRejectAmountCriteria) {
 		fields = append(fields, fiataccount.FieldRejectAmountCriteria)
 	}
+	if m.FieldCleared(fiataccount.FieldProvider) {
+		fields = append(fields, fiataccount.FieldProvider)
+	}
+	if m.FieldCleared(fiataccount.FieldProviderCustomer) {
+		fields = append(fields, fiataccount.FieldProviderCustomer)
+	}
 	return fields
 }
 
@@ -6310,6 +6446,12 @@ func (m *FiatAccountMutation) ClearField(name string) error {
 		return nil
 	case fiataccount.FieldRejectAmountCriteria:
 		m.ClearRejectAmountCriteria()
+		return nil
+	case fiataccount.FieldProvider:
+		m.ClearProvider()
+		return nil
+	case fiataccount.FieldProviderCustomer:
+		m.ClearProviderCustomer()
 		return nil
 	}
 	return fmt.Errorf("unknown FiatAccount nullable field %s", name)
@@ -6369,6 +6511,12 @@ func (m *FiatAccountMutation) ResetField(name string) error {
 		return nil
 	case fiataccount.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case fiataccount.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case fiataccount.FieldProviderCustomer:
+		m.ResetProviderCustomer()
 		return nil
 	}
 	return fmt.Errorf("unknown FiatAccount field %s", name)
@@ -12081,6 +12229,770 @@ func (m *QuoteMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Quote edge %s", name)
 }
 
+// RailsNoticeMutation represents an operation that mutates the RailsNotice nodes in the graph.
+type RailsNoticeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	provider      *string
+	key           *string
+	kind          *string
+	reference     *string
+	outcome       *string
+	detail        *string
+	body          *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RailsNotice, error)
+	predicates    []predicate.RailsNotice
+}
+
+var _ ent.Mutation = (*RailsNoticeMutation)(nil)
+
+// railsnoticeOption allows management of the mutation configuration using functional options.
+type railsnoticeOption func(*RailsNoticeMutation)
+
+// newRailsNoticeMutation creates new mutation for the RailsNotice entity.
+func newRailsNoticeMutation(c config, op Op, opts ...railsnoticeOption) *RailsNoticeMutation {
+	m := &RailsNoticeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRailsNotice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRailsNoticeID sets the ID field of the mutation.
+func withRailsNoticeID(id int) railsnoticeOption {
+	return func(m *RailsNoticeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RailsNotice
+		)
+		m.oldValue = func(ctx context.Context) (*RailsNotice, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RailsNotice.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRailsNotice sets the old RailsNotice of the mutation.
+func withRailsNotice(node *RailsNotice) railsnoticeOption {
+	return func(m *RailsNoticeMutation) {
+		m.oldValue = func(context.Context) (*RailsNotice, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RailsNoticeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RailsNoticeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RailsNoticeMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RailsNoticeMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RailsNotice.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProvider sets the "provider" field.
+func (m *RailsNoticeMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *RailsNoticeMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *RailsNoticeMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetKey sets the "key" field.
+func (m *RailsNoticeMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *RailsNoticeMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *RailsNoticeMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *RailsNoticeMutation) SetKind(s string) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *RailsNoticeMutation) Kind() (r string, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *RailsNoticeMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetReference sets the "reference" field.
+func (m *RailsNoticeMutation) SetReference(s string) {
+	m.reference = &s
+}
+
+// Reference returns the value of the "reference" field in the mutation.
+func (m *RailsNoticeMutation) Reference() (r string, exists bool) {
+	v := m.reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReference returns the old "reference" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldReference(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReference: %w", err)
+	}
+	return oldValue.Reference, nil
+}
+
+// ClearReference clears the value of the "reference" field.
+func (m *RailsNoticeMutation) ClearReference() {
+	m.reference = nil
+	m.clearedFields[railsnotice.FieldReference] = struct{}{}
+}
+
+// ReferenceCleared returns if the "reference" field was cleared in this mutation.
+func (m *RailsNoticeMutation) ReferenceCleared() bool {
+	_, ok := m.clearedFields[railsnotice.FieldReference]
+	return ok
+}
+
+// ResetReference resets all changes to the "reference" field.
+func (m *RailsNoticeMutation) ResetReference() {
+	m.reference = nil
+	delete(m.clearedFields, railsnotice.FieldReference)
+}
+
+// SetOutcome sets the "outcome" field.
+func (m *RailsNoticeMutation) SetOutcome(s string) {
+	m.outcome = &s
+}
+
+// Outcome returns the value of the "outcome" field in the mutation.
+func (m *RailsNoticeMutation) Outcome() (r string, exists bool) {
+	v := m.outcome
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutcome returns the old "outcome" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldOutcome(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutcome is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutcome requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutcome: %w", err)
+	}
+	return oldValue.Outcome, nil
+}
+
+// ResetOutcome resets all changes to the "outcome" field.
+func (m *RailsNoticeMutation) ResetOutcome() {
+	m.outcome = nil
+}
+
+// SetDetail sets the "detail" field.
+func (m *RailsNoticeMutation) SetDetail(s string) {
+	m.detail = &s
+}
+
+// Detail returns the value of the "detail" field in the mutation.
+func (m *RailsNoticeMutation) Detail() (r string, exists bool) {
+	v := m.detail
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDetail returns the old "detail" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldDetail(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDetail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDetail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDetail: %w", err)
+	}
+	return oldValue.Detail, nil
+}
+
+// ClearDetail clears the value of the "detail" field.
+func (m *RailsNoticeMutation) ClearDetail() {
+	m.detail = nil
+	m.clearedFields[railsnotice.FieldDetail] = struct{}{}
+}
+
+// DetailCleared returns if the "detail" field was cleared in this mutation.
+func (m *RailsNoticeMutation) DetailCleared() bool {
+	_, ok := m.clearedFields[railsnotice.FieldDetail]
+	return ok
+}
+
+// ResetDetail resets all changes to the "detail" field.
+func (m *RailsNoticeMutation) ResetDetail() {
+	m.detail = nil
+	delete(m.clearedFields, railsnotice.FieldDetail)
+}
+
+// SetBody sets the "body" field.
+func (m *RailsNoticeMutation) SetBody(s string) {
+	m.body = &s
+}
+
+// Body returns the value of the "body" field in the mutation.
+func (m *RailsNoticeMutation) Body() (r string, exists bool) {
+	v := m.body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBody returns the old "body" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldBody(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBody: %w", err)
+	}
+	return oldValue.Body, nil
+}
+
+// ClearBody clears the value of the "body" field.
+func (m *RailsNoticeMutation) ClearBody() {
+	m.body = nil
+	m.clearedFields[railsnotice.FieldBody] = struct{}{}
+}
+
+// BodyCleared returns if the "body" field was cleared in this mutation.
+func (m *RailsNoticeMutation) BodyCleared() bool {
+	_, ok := m.clearedFields[railsnotice.FieldBody]
+	return ok
+}
+
+// ResetBody resets all changes to the "body" field.
+func (m *RailsNoticeMutation) ResetBody() {
+	m.body = nil
+	delete(m.clearedFields, railsnotice.FieldBody)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RailsNoticeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RailsNoticeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the RailsNotice entity.
+// If the RailsNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RailsNoticeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RailsNoticeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the RailsNoticeMutation builder.
+func (m *RailsNoticeMutation) Where(ps ...predicate.RailsNotice) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RailsNoticeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RailsNoticeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RailsNotice, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RailsNoticeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RailsNoticeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RailsNotice).
+func (m *RailsNoticeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RailsNoticeMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.provider != nil {
+		fields = append(fields, railsnotice.FieldProvider)
+	}
+	if m.key != nil {
+		fields = append(fields, railsnotice.FieldKey)
+	}
+	if m.kind != nil {
+		fields = append(fields, railsnotice.FieldKind)
+	}
+	if m.reference != nil {
+		fields = append(fields, railsnotice.FieldReference)
+	}
+	if m.outcome != nil {
+		fields = append(fields, railsnotice.FieldOutcome)
+	}
+	if m.detail != nil {
+		fields = append(fields, railsnotice.FieldDetail)
+	}
+	if m.body != nil {
+		fields = append(fields, railsnotice.FieldBody)
+	}
+	if m.created_at != nil {
+		fields = append(fields, railsnotice.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RailsNoticeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case railsnotice.FieldProvider:
+		return m.Provider()
+	case railsnotice.FieldKey:
+		return m.Key()
+	case railsnotice.FieldKind:
+		return m.Kind()
+	case railsnotice.FieldReference:
+		return m.Reference()
+	case railsnotice.FieldOutcome:
+		return m.Outcome()
+	case railsnotice.FieldDetail:
+		return m.Detail()
+	case railsnotice.FieldBody:
+		return m.Body()
+	case railsnotice.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RailsNoticeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case railsnotice.FieldProvider:
+		return m.OldProvider(ctx)
+	case railsnotice.FieldKey:
+		return m.OldKey(ctx)
+	case railsnotice.FieldKind:
+		return m.OldKind(ctx)
+	case railsnotice.FieldReference:
+		return m.OldReference(ctx)
+	case railsnotice.FieldOutcome:
+		return m.OldOutcome(ctx)
+	case railsnotice.FieldDetail:
+		return m.OldDetail(ctx)
+	case railsnotice.FieldBody:
+		return m.OldBody(ctx)
+	case railsnotice.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown RailsNotice field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RailsNoticeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case railsnotice.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case railsnotice.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case railsnotice.FieldKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case railsnotice.FieldReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReference(v)
+		return nil
+	case railsnotice.FieldOutcome:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutcome(v)
+		return nil
+	case railsnotice.FieldDetail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDetail(v)
+		return nil
+	case railsnotice.FieldBody:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBody(v)
+		return nil
+	case railsnotice.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RailsNotice field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RailsNoticeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RailsNoticeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RailsNoticeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown RailsNotice numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RailsNoticeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(railsnotice.FieldReference) {
+		fields = append(fields, railsnotice.FieldReference)
+	}
+	if m.FieldCleared(railsnotice.FieldDetail) {
+		fields = append(fields, railsnotice.FieldDetail)
+	}
+	if m.FieldCleared(railsnotice.FieldBody) {
+		fields = append(fields, railsnotice.FieldBody)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RailsNoticeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RailsNoticeMutation) ClearField(name string) error {
+	switch name {
+	case railsnotice.FieldReference:
+		m.ClearReference()
+		return nil
+	case railsnotice.FieldDetail:
+		m.ClearDetail()
+		return nil
+	case railsnotice.FieldBody:
+		m.ClearBody()
+		return nil
+	}
+	return fmt.Errorf("unknown RailsNotice nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RailsNoticeMutation) ResetField(name string) error {
+	switch name {
+	case railsnotice.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case railsnotice.FieldKey:
+		m.ResetKey()
+		return nil
+	case railsnotice.FieldKind:
+		m.ResetKind()
+		return nil
+	case railsnotice.FieldReference:
+		m.ResetReference()
+		return nil
+	case railsnotice.FieldOutcome:
+		m.ResetOutcome()
+		return nil
+	case railsnotice.FieldDetail:
+		m.ResetDetail()
+		return nil
+	case railsnotice.FieldBody:
+		m.ResetBody()
+		return nil
+	case railsnotice.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RailsNotice field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RailsNoticeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RailsNoticeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RailsNoticeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RailsNoticeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RailsNoticeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RailsNoticeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RailsNoticeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RailsNotice unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RailsNoticeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RailsNotice edge %s", name)
+}
+
 // TransactionMutation represents an operation that mutates the Transaction nodes in the graph.
 type TransactionMutation struct {
 	config
@@ -12147,6 +13059,9 @@ type TransactionMutation struct {
 	rails_reference        *string
 	submitted_at           *time.Time
 	trace_parent           *string
+	provider               *string
+	provider_reference     *string
+	rails_flag             *string
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*Transaction, error)
@@ -14683,6 +15598,153 @@ func (m *TransactionMutation) ResetTraceParent() {
 	delete(m.clearedFields, transaction.FieldTraceParent)
 }
 
+// SetProvider sets the "provider" field.
+func (m *TransactionMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *TransactionMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the Transaction entity.
+// If the Transaction object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TransactionMutation) OldProvider(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (m *TransactionMutation) ClearProvider() {
+	m.provider = nil
+	m.clearedFields[transaction.FieldProvider] = struct{}{}
+}
+
+// ProviderCleared returns if the "provider" field was cleared in this mutation.
+func (m *TransactionMutation) ProviderCleared() bool {
+	_, ok := m.clearedFields[transaction.FieldProvider]
+	return ok
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *TransactionMutation) ResetProvider() {
+	m.provider = nil
+	delete(m.clearedFields, transaction.FieldProvider)
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (m *TransactionMutation) SetProviderReference(s string) {
+	m.provider_reference = &s
+}
+
+// ProviderReference returns the value of the "provider_reference" field in the mutation.
+func (m *TransactionMutation) ProviderReference() (r string, exists bool) {
+	v := m.provider_reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderReference returns the old "provider_reference" field's value of the Transaction entity.
+// If the Transaction object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TransactionMutation) OldProviderReference(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderReference: %w", err)
+	}
+	return oldValue.ProviderReference, nil
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (m *TransactionMutation) ClearProviderReference() {
+	m.provider_reference = nil
+	m.clearedFields[transaction.FieldProviderReference] = struct{}{}
+}
+
+// ProviderReferenceCleared returns if the "provider_reference" field was cleared in this mutation.
+func (m *TransactionMutation) ProviderReferenceCleared() bool {
+	_, ok := m.clearedFields[transaction.FieldProviderReference]
+	return ok
+}
+
+// ResetProviderReference resets all changes to the "provider_reference" field.
+func (m *TransactionMutation) ResetProviderReference() {
+	m.provider_reference = nil
+	delete(m.clearedFields, transaction.FieldProviderReference)
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (m *TransactionMutation) SetRailsFlag(s string) {
+	m.rails_flag = &s
+}
+
+// RailsFlag returns the value of the "rails_flag" field in the mutation.
+func (m *TransactionMutation) RailsFlag() (r string, exists bool) {
+	v := m.rails_flag
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRailsFlag returns the old "rails_flag" field's value of the Transaction entity.
+// If the Transaction object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TransactionMutation) OldRailsFlag(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRailsFlag is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRailsFlag requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRailsFlag: %w", err)
+	}
+	return oldValue.RailsFlag, nil
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (m *TransactionMutation) ClearRailsFlag() {
+	m.rails_flag = nil
+	m.clearedFields[transaction.FieldRailsFlag] = struct{}{}
+}
+
+// RailsFlagCleared returns if the "rails_flag" field was cleared in this mutation.
+func (m *TransactionMutation) RailsFlagCleared() bool {
+	_, ok := m.clearedFields[transaction.FieldRailsFlag]
+	return ok
+}
+
+// ResetRailsFlag resets all changes to the "rails_flag" field.
+func (m *TransactionMutation) ResetRailsFlag() {
+	m.rails_flag = nil
+	delete(m.clearedFields, transaction.FieldRailsFlag)
+}
+
 // Where appends a list predicates to the TransactionMutation builder.
 func (m *TransactionMutation) Where(ps ...predicate.Transaction) {
 	m.predicates = append(m.predicates, ps...)
@@ -14717,7 +15779,7 @@ func (m *TransactionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TransactionMutation) Fields() []string {
-	fields := make([]string, 0, 53)
+	fields := make([]string, 0, 56)
 	if m.merchant_id != nil {
 		fields = append(fields, transaction.FieldMerchantID)
 	}
@@ -14877,6 +15939,15 @@ func (m *TransactionMutation) Fields() []string {
 	if m.trace_parent != nil {
 		fields = append(fields, transaction.FieldTraceParent)
 	}
+	if m.provider != nil {
+		fields = append(fields, transaction.FieldProvider)
+	}
+	if m.provider_reference != nil {
+		fields = append(fields, transaction.FieldProviderReference)
+	}
+	if m.rails_flag != nil {
+		fields = append(fields, transaction.FieldRailsFlag)
+	}
 	return fields
 }
 
@@ -14991,6 +16062,12 @@ func (m *TransactionMutation) Field(name string) (ent.Value, bool) {
 		return m.SubmittedAt()
 	case transaction.FieldTraceParent:
 		return m.TraceParent()
+	case transaction.FieldProvider:
+		return m.Provider()
+	case transaction.FieldProviderReference:
+		return m.ProviderReference()
+	case transaction.FieldRailsFlag:
+		return m.RailsFlag()
 	}
 	return nil, false
 }
@@ -15106,6 +16183,12 @@ func (m *TransactionMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldSubmittedAt(ctx)
 	case transaction.FieldTraceParent:
 		return m.OldTraceParent(ctx)
+	case transaction.FieldProvider:
+		return m.OldProvider(ctx)
+	case transaction.FieldProviderReference:
+		return m.OldProviderReference(ctx)
+	case transaction.FieldRailsFlag:
+		return m.OldRailsFlag(ctx)
 	}
 	return nil, fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -15486,6 +16569,27 @@ func (m *TransactionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTraceParent(v)
 		return nil
+	case transaction.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case transaction.FieldProviderReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderReference(v)
+		return nil
+	case transaction.FieldRailsFlag:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRailsFlag(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)
 }
@@ -15690,6 +16794,15 @@ func (m *TransactionMutation) ClearedFields() []string {
 	if m.FieldCleared(transaction.FieldTraceParent) {
 		fields = append(fields, transaction.FieldTraceParent)
 	}
+	if m.FieldCleared(transaction.FieldProvider) {
+		fields = append(fields, transaction.FieldProvider)
+	}
+	if m.FieldCleared(transaction.FieldProviderReference) {
+		fields = append(fields, transaction.FieldProviderReference)
+	}
+	if m.FieldCleared(transaction.FieldRailsFlag) {
+		fields = append(fields, transaction.FieldRailsFlag)
+	}
 	return fields
 }
 
@@ -15790,6 +16903,15 @@ func (m *TransactionMutation) ClearField(name string) error {
 		return nil
 	case transaction.FieldTraceParent:
 		m.ClearTraceParent()
+		return nil
+	case transaction.FieldProvider:
+		m.ClearProvider()
+		return nil
+	case transaction.FieldProviderReference:
+		m.ClearProviderReference()
+		return nil
+	case transaction.FieldRailsFlag:
+		m.ClearRailsFlag()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction nullable field %s", name)
@@ -15957,6 +17079,15 @@ func (m *TransactionMutation) ResetField(name string) error {
 		return nil
 	case transaction.FieldTraceParent:
 		m.ResetTraceParent()
+		return nil
+	case transaction.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case transaction.FieldProviderReference:
+		m.ResetProviderReference()
+		return nil
+	case transaction.FieldRailsFlag:
+		m.ResetRailsFlag()
 		return nil
 	}
 	return fmt.Errorf("unknown Transaction field %s", name)

@@ -124,7 +124,13 @@ type Transaction struct {
 	// SubmittedAt holds the value of the "submitted_at" field.
 	SubmittedAt *time.Time `json:"submitted_at,omitempty"`
 	// TraceParent holds the value of the "trace_parent" field.
-	TraceParent  *string `json:"trace_parent,omitempty"`
+	TraceParent *string `json:"trace_parent,omitempty"`
+	// Provider holds the value of the "provider" field.
+	Provider *string `json:"provider,omitempty"`
+	// ProviderReference holds the value of the "provider_reference" field.
+	ProviderReference *string `json:"provider_reference,omitempty"`
+	// RailsFlag holds the value of the "rails_flag" field.
+	RailsFlag    *string `json:"rails_flag,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -139,7 +145,7 @@ func (*Transaction) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case transaction.FieldFromAmount, transaction.FieldAmount, transaction.FieldAmountCharged, transaction.FieldAmountSettled, transaction.FieldToAmount, transaction.FieldFee, transaction.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode, transaction.FieldReference, transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType, transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromCurrency, transaction.FieldCurrency, transaction.FieldToCurrency, transaction.FieldFeeCurrency, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty, transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer, transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant, transaction.FieldToMerchant, transaction.FieldSettlementTime, transaction.FieldRejectReason, transaction.FieldTraceID, transaction.FieldPaymentProof, transaction.FieldWalletReference, transaction.FieldAccountReference, transaction.FieldAccountID, transaction.FieldSenderName, transaction.FieldSenderBank, transaction.FieldPrepayID, transaction.FieldLeaseOwner, transaction.FieldRailsReference, transaction.FieldTraceParent:
+		case transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode, transaction.FieldReference, transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType, transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromCurrency, transaction.FieldCurrency, transaction.FieldToCurrency, transaction.FieldFeeCurrency, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty, transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer, transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant, transaction.FieldToMerchant, transaction.FieldSettlementTime, transaction.FieldRejectReason, transaction.FieldTraceID, transaction.FieldPaymentProof, transaction.FieldWalletReference, transaction.FieldAccountReference, transaction.FieldAccountID, transaction.FieldSenderName, transaction.FieldSenderBank, transaction.FieldPrepayID, transaction.FieldLeaseOwner, transaction.FieldRailsReference, transaction.FieldTraceParent, transaction.FieldProvider, transaction.FieldProviderReference, transaction.FieldRailsFlag:
 			values[i] = new(sql.NullString)
 		case transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldSettledAt, transaction.FieldSettlementDate, transaction.FieldExpiresAt, transaction.FieldNextRunAt, transaction.FieldLeaseUntil, transaction.FieldSubmittedAt:
 			values[i] = new(sql.NullTime)
@@ -511,6 +517,27 @@ func (_m *Transaction) assignValues(columns []string, values []any) error {
 				_m.TraceParent = new(string)
 				*_m.TraceParent = value.String
 			}
+		case transaction.FieldProvider:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider", values[i])
+			} else if value.Valid {
+				_m.Provider = new(string)
+				*_m.Provider = value.String
+			}
+		case transaction.FieldProviderReference:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider_reference", values[i])
+			} else if value.Valid {
+				_m.ProviderReference = new(string)
+				*_m.ProviderReference = value.String
+			}
+		case transaction.FieldRailsFlag:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field rails_flag", values[i])
+			} else if value.Valid {
+				_m.RailsFlag = new(string)
+				*_m.RailsFlag = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -757,6 +784,21 @@ func (_m *Transaction) String() string {
 	builder.WriteString(", ")
 	if v := _m.TraceParent; v != nil {
 		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.Provider; v != nil {
+		builder.WriteString("provider=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ProviderReference; v != nil {
+		builder.WriteString("provider_reference=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.RailsFlag; v != nil {
+		builder.WriteString("rails_flag=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

@@ -654,6 +654,48 @@ func (_c *TransactionCreate) SetNillableTraceParent(v *string) *TransactionCreat
 	return _c
 }
 
+// SetProvider sets the "provider" field.
+func (_c *TransactionCreate) SetProvider(v string) *TransactionCreate {
+	_c.mutation.SetProvider(v)
+	return _c
+}
+
+// SetNillableProvider sets the "provider" field if the given value is not nil.
+func (_c *TransactionCreate) SetNillableProvider(v *string) *TransactionCreate {
+	if v != nil {
+		_c.SetProvider(*v)
+	}
+	return _c
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (_c *TransactionCreate) SetProviderReference(v string) *TransactionCreate {
+	_c.mutation.SetProviderReference(v)
+	return _c
+}
+
+// SetNillableProviderReference sets the "provider_reference" field if the given value is not nil.
+func (_c *TransactionCreate) SetNillableProviderReference(v *string) *TransactionCreate {
+	if v != nil {
+		_c.SetProviderReference(*v)
+	}
+	return _c
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (_c *TransactionCreate) SetRailsFlag(v string) *TransactionCreate {
+	_c.mutation.SetRailsFlag(v)
+	return _c
+}
+
+// SetNillableRailsFlag sets the "rails_flag" field if the given value is not nil.
+func (_c *TransactionCreate) SetNillableRailsFlag(v *string) *TransactionCreate {
+	if v != nil {
+		_c.SetRailsFlag(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TransactionCreate) SetID(v string) *TransactionCreate {
 	_c.mutation.SetID(v)
@@ -1086,6 +1128,18 @@ func (_c *TransactionCreate) createSpec() (*Transaction, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TraceParent(); ok {
 		_spec.SetField(transaction.FieldTraceParent, field.TypeString, value)
 		_node.TraceParent = &value
+	}
+	if value, ok := _c.mutation.Provider(); ok {
+		_spec.SetField(transaction.FieldProvider, field.TypeString, value)
+		_node.Provider = &value
+	}
+	if value, ok := _c.mutation.ProviderReference(); ok {
+		_spec.SetField(transaction.FieldProviderReference, field.TypeString, value)
+		_node.ProviderReference = &value
+	}
+	if value, ok := _c.mutation.RailsFlag(); ok {
+		_spec.SetField(transaction.FieldRailsFlag, field.TypeString, value)
+		_node.RailsFlag = &value
 	}
 	return _node, _spec
 }
@@ -1862,6 +1916,60 @@ func (u *TransactionUpsert) UpdateSubmittedAt() *TransactionUpsert {
 // ClearSubmittedAt clears the value of the "submitted_at" field.
 func (u *TransactionUpsert) ClearSubmittedAt() *TransactionUpsert {
 	u.SetNull(transaction.FieldSubmittedAt)
+	return u
+}
+
+// SetProvider sets the "provider" field.
+func (u *TransactionUpsert) SetProvider(v string) *TransactionUpsert {
+	u.Set(transaction.FieldProvider, v)
+	return u
+}
+
+// UpdateProvider sets the "provider" field to the value that was provided on create.
+func (u *TransactionUpsert) UpdateProvider() *TransactionUpsert {
+	u.SetExcluded(transaction.FieldProvider)
+	return u
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (u *TransactionUpsert) ClearProvider() *TransactionUpsert {
+	u.SetNull(transaction.FieldProvider)
+	return u
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (u *TransactionUpsert) SetProviderReference(v string) *TransactionUpsert {
+	u.Set(transaction.FieldProviderReference, v)
+	return u
+}
+
+// UpdateProviderReference sets the "provider_reference" field to the value that was provided on create.
+func (u *TransactionUpsert) UpdateProviderReference() *TransactionUpsert {
+	u.SetExcluded(transaction.FieldProviderReference)
+	return u
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (u *TransactionUpsert) ClearProviderReference() *TransactionUpsert {
+	u.SetNull(transaction.FieldProviderReference)
+	return u
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (u *TransactionUpsert) SetRailsFlag(v string) *TransactionUpsert {
+	u.Set(transaction.FieldRailsFlag, v)
+	return u
+}
+
+// UpdateRailsFlag sets the "rails_flag" field to the value that was provided on create.
+func (u *TransactionUpsert) UpdateRailsFlag() *TransactionUpsert {
+	u.SetExcluded(transaction.FieldRailsFlag)
+	return u
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (u *TransactionUpsert) ClearRailsFlag() *TransactionUpsert {
+	u.SetNull(transaction.FieldRailsFlag)
 	return u
 }
 
@@ -2784,6 +2892,69 @@ func (u *TransactionUpsertOne) UpdateSubmittedAt() *TransactionUpsertOne {
 func (u *TransactionUpsertOne) ClearSubmittedAt() *TransactionUpsertOne {
 	return u.Update(func(s *TransactionUpsert) {
 		s.ClearSubmittedAt()
+	})
+}
+
+// SetProvider sets the "provider" field.
+func (u *TransactionUpsertOne) SetProvider(v string) *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetProvider(v)
+	})
+}
+
+// UpdateProvider sets the "provider" field to the value that was provided on create.
+func (u *TransactionUpsertOne) UpdateProvider() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateProvider()
+	})
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (u *TransactionUpsertOne) ClearProvider() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearProvider()
+	})
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (u *TransactionUpsertOne) SetProviderReference(v string) *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetProviderReference(v)
+	})
+}
+
+// UpdateProviderReference sets the "provider_reference" field to the value that was provided on create.
+func (u *TransactionUpsertOne) UpdateProviderReference() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateProviderReference()
+	})
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (u *TransactionUpsertOne) ClearProviderReference() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearProviderReference()
+	})
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (u *TransactionUpsertOne) SetRailsFlag(v string) *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetRailsFlag(v)
+	})
+}
+
+// UpdateRailsFlag sets the "rails_flag" field to the value that was provided on create.
+func (u *TransactionUpsertOne) UpdateRailsFlag() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateRailsFlag()
+	})
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (u *TransactionUpsertOne) ClearRailsFlag() *TransactionUpsertOne {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearRailsFlag()
 	})
 }
 
@@ -3873,6 +4044,69 @@ func (u *TransactionUpsertBulk) UpdateSubmittedAt() *TransactionUpsertBulk {
 func (u *TransactionUpsertBulk) ClearSubmittedAt() *TransactionUpsertBulk {
 	return u.Update(func(s *TransactionUpsert) {
 		s.ClearSubmittedAt()
+	})
+}
+
+// SetProvider sets the "provider" field.
+func (u *TransactionUpsertBulk) SetProvider(v string) *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetProvider(v)
+	})
+}
+
+// UpdateProvider sets the "provider" field to the value that was provided on create.
+func (u *TransactionUpsertBulk) UpdateProvider() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateProvider()
+	})
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (u *TransactionUpsertBulk) ClearProvider() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearProvider()
+	})
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (u *TransactionUpsertBulk) SetProviderReference(v string) *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetProviderReference(v)
+	})
+}
+
+// UpdateProviderReference sets the "provider_reference" field to the value that was provided on create.
+func (u *TransactionUpsertBulk) UpdateProviderReference() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateProviderReference()
+	})
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (u *TransactionUpsertBulk) ClearProviderReference() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearProviderReference()
+	})
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (u *TransactionUpsertBulk) SetRailsFlag(v string) *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.SetRailsFlag(v)
+	})
+}
+
+// UpdateRailsFlag sets the "rails_flag" field to the value that was provided on create.
+func (u *TransactionUpsertBulk) UpdateRailsFlag() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.UpdateRailsFlag()
+	})
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (u *TransactionUpsertBulk) ClearRailsFlag() *TransactionUpsertBulk {
+	return u.Update(func(s *TransactionUpsert) {
+		s.ClearRailsFlag()
 	})
 }
 

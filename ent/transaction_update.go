@@ -843,6 +843,66 @@ func (_u *TransactionUpdate) ClearSubmittedAt() *TransactionUpdate {
 	return _u
 }
 
+// SetProvider sets the "provider" field.
+func (_u *TransactionUpdate) SetProvider(v string) *TransactionUpdate {
+	_u.mutation.SetProvider(v)
+	return _u
+}
+
+// SetNillableProvider sets the "provider" field if the given value is not nil.
+func (_u *TransactionUpdate) SetNillableProvider(v *string) *TransactionUpdate {
+	if v != nil {
+		_u.SetProvider(*v)
+	}
+	return _u
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (_u *TransactionUpdate) ClearProvider() *TransactionUpdate {
+	_u.mutation.ClearProvider()
+	return _u
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (_u *TransactionUpdate) SetProviderReference(v string) *TransactionUpdate {
+	_u.mutation.SetProviderReference(v)
+	return _u
+}
+
+// SetNillableProviderReference sets the "provider_reference" field if the given value is not nil.
+func (_u *TransactionUpdate) SetNillableProviderReference(v *string) *TransactionUpdate {
+	if v != nil {
+		_u.SetProviderReference(*v)
+	}
+	return _u
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (_u *TransactionUpdate) ClearProviderReference() *TransactionUpdate {
+	_u.mutation.ClearProviderReference()
+	return _u
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (_u *TransactionUpdate) SetRailsFlag(v string) *TransactionUpdate {
+	_u.mutation.SetRailsFlag(v)
+	return _u
+}
+
+// SetNillableRailsFlag sets the "rails_flag" field if the given value is not nil.
+func (_u *TransactionUpdate) SetNillableRailsFlag(v *string) *TransactionUpdate {
+	if v != nil {
+		_u.SetRailsFlag(*v)
+	}
+	return _u
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (_u *TransactionUpdate) ClearRailsFlag() *TransactionUpdate {
+	_u.mutation.ClearRailsFlag()
+	return _u
+}
+
 // Mutation returns the TransactionMutation object of the builder.
 func (_u *TransactionUpdate) Mutation() *TransactionMutation {
 	return _u.mutation
@@ -1129,6 +1189,24 @@ func (_u *TransactionUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if _u.mutation.TraceParentCleared() {
 		_spec.ClearField(transaction.FieldTraceParent, field.TypeString)
+	}
+	if value, ok := _u.mutation.Provider(); ok {
+		_spec.SetField(transaction.FieldProvider, field.TypeString, value)
+	}
+	if _u.mutation.ProviderCleared() {
+		_spec.ClearField(transaction.FieldProvider, field.TypeString)
+	}
+	if value, ok := _u.mutation.ProviderReference(); ok {
+		_spec.SetField(transaction.FieldProviderReference, field.TypeString, value)
+	}
+	if _u.mutation.ProviderReferenceCleared() {
+		_spec.ClearField(transaction.FieldProviderReference, field.TypeString)
+	}
+	if value, ok := _u.mutation.RailsFlag(); ok {
+		_spec.SetField(transaction.FieldRailsFlag, field.TypeString, value)
+	}
+	if _u.mutation.RailsFlagCleared() {
+		_spec.ClearField(transaction.FieldRailsFlag, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -1965,6 +2043,66 @@ func (_u *TransactionUpdateOne) ClearSubmittedAt() *TransactionUpdateOne {
 	return _u
 }
 
+// SetProvider sets the "provider" field.
+func (_u *TransactionUpdateOne) SetProvider(v string) *TransactionUpdateOne {
+	_u.mutation.SetProvider(v)
+	return _u
+}
+
+// SetNillableProvider sets the "provider" field if the given value is not nil.
+func (_u *TransactionUpdateOne) SetNillableProvider(v *string) *TransactionUpdateOne {
+	if v != nil {
+		_u.SetProvider(*v)
+	}
+	return _u
+}
+
+// ClearProvider clears the value of the "provider" field.
+func (_u *TransactionUpdateOne) ClearProvider() *TransactionUpdateOne {
+	_u.mutation.ClearProvider()
+	return _u
+}
+
+// SetProviderReference sets the "provider_reference" field.
+func (_u *TransactionUpdateOne) SetProviderReference(v string) *TransactionUpdateOne {
+	_u.mutation.SetProviderReference(v)
+	return _u
+}
+
+// SetNillableProviderReference sets the "provider_reference" field if the given value is not nil.
+func (_u *TransactionUpdateOne) SetNillableProviderReference(v *string) *TransactionUpdateOne {
+	if v != nil {
+		_u.SetProviderReference(*v)
+	}
+	return _u
+}
+
+// ClearProviderReference clears the value of the "provider_reference" field.
+func (_u *TransactionUpdateOne) ClearProviderReference() *TransactionUpdateOne {
+	_u.mutation.ClearProviderReference()
+	return _u
+}
+
+// SetRailsFlag sets the "rails_flag" field.
+func (_u *TransactionUpdateOne) SetRailsFlag(v string) *TransactionUpdateOne {
+	_u.mutation.SetRailsFlag(v)
+	return _u
+}
+
+// SetNillableRailsFlag sets the "rails_flag" field if the given value is not nil.
+func (_u *TransactionUpdateOne) SetNillableRailsFlag(v *string) *TransactionUpdateOne {
+	if v != nil {
+		_u.SetRailsFlag(*v)
+	}
+	return _u
+}
+
+// ClearRailsFlag clears the value of the "rails_flag" field.
+func (_u *TransactionUpdateOne) ClearRailsFlag() *TransactionUpdateOne {
+	_u.mutation.ClearRailsFlag()
+	return _u
+}
+
 // Mutation returns the TransactionMutation object of the builder.
 func (_u *TransactionUpdateOne) Mutation() *TransactionMutation {
 	return _u.mutation
@@ -2281,6 +2419,24 @@ func (_u *TransactionUpdateOne) sqlSave(ctx context.Context) (_node *Transaction
 	}
 	if _u.mutation.TraceParentCleared() {
 		_spec.ClearField(transaction.FieldTraceParent, field.TypeString)
+	}
+	if value, ok := _u.mutation.Provider(); ok {
+		_spec.SetField(transaction.FieldProvider, field.TypeString, value)
+	}
+	if _u.mutation.ProviderCleared() {
+		_spec.ClearField(transaction.FieldProvider, field.TypeString)
+	}
+	if value, ok := _u.mutation.ProviderReference(); ok {
+		_spec.SetField(transaction.FieldProviderReference, field.TypeString, value)
+	}
+	if _u.mutation.ProviderReferenceCleared() {
+		_spec.ClearField(transaction.FieldProviderReference, field.TypeString)
+	}
+	if value, ok := _u.mutation.RailsFlag(); ok {
+		_spec.SetField(transaction.FieldRailsFlag, field.TypeString, value)
+	}
+	if _u.mutation.RailsFlagCleared() {
+		_spec.ClearField(transaction.FieldRailsFlag, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Transaction{config: _u.config}

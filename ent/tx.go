@@ -42,6 +42,8 @@ type Tx struct {
 	Pair *PairClient
 	// Quote is the client for interacting with the Quote builders.
 	Quote *QuoteClient
+	// RailsNotice is the client for interacting with the RailsNotice builders.
+	RailsNotice *RailsNoticeClient
 	// Transaction is the client for interacting with the Transaction builders.
 	Transaction *TransactionClient
 	// Wallet is the client for interacting with the Wallet builders.
@@ -197,6 +199,7 @@ func (tx *Tx) init() {
 	tx.MerchantPair = NewMerchantPairClient(tx.config)
 	tx.Pair = NewPairClient(tx.config)
 	tx.Quote = NewQuoteClient(tx.config)
+	tx.RailsNotice = NewRailsNoticeClient(tx.config)
 	tx.Transaction = NewTransactionClient(tx.config)
 	tx.Wallet = NewWalletClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)

@@ -37,7 +37,7 @@ func (p *Pipeline) Idempotency(key KeyExtractor, op Operation, answer Answer) Mi
 				return next(c)
 			}
 			do := p.Idem.Do
-			if c.Route.Lookup {
+			if c.Route.Lookup || (c.Route.Outside != nil && c.Route.Outside(c)) {
 				do = p.Idem.DoLookup
 			}
 			resp, replayed, err := do(c.R.Context(), idem.Request{

@@ -71,6 +71,14 @@ type Route struct {
 	// outside any database transaction, so a rails call never holds one
 	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).
 	Lookup bool
+	// Outside, when set and true for a request, runs its write as Lookup
+	// does: its operation calls a live provider before opening its own
+	// transaction (a live virtual account, a live crypto-pay checkout), so
+	// no request transaction may be open around it. It is asked once the
+	// caller is known and the body read. A route with Outside never
+	// confirms a seen key (ConfirmSeenKey): outside a transaction there is
+	// no idempotency look-up to confirm it in.
+	Outside func(c *Call) bool
 	// ConfirmSeenKey lets a write keyed by its Idempotency-Key header, on
 	// a database whose idempotency look-up confirms API keys, skip the
 	// look-up of an API key this process has seen: the key is confirmed in

@@ -46,6 +46,11 @@ type Route struct {
 	// outside any database transaction, so a rails call never holds one
 	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).
 	Lookup bool
+	// Outside, when set and true for the caller's mode, runs the POST as
+	// Lookup does: its operation calls a live provider before opening its
+	// own transaction (a live virtual account, a live crypto-pay checkout),
+	// so no request transaction may be open around it.
+	Outside func(mode string) bool
 	// WithKey, when set, answers a GET in the statement that authenticates
 	// its key (one round trip instead of two). found false, with no error,
 	// sends the request the usual way: Authenticate, then Handle.
@@ -66,12 +71,15 @@ func newRouter(routes []Route, withKey func(*pipeline.Call, string) (merchants.P
 		rt := routes[i]
 		rt.parts = split(rt.Pattern)
 		rt.plain = pipeline.Route{Access: rt.Access, Forbidden: forbidden, Lookup: rt.Lookup}
+		if outside := rt.Outside; outside != nil {
+			rt.plain.Outside = func(c *pipeline.Call) bool { return outside(c.Principal.Mode) }
+		}
 		if rt.Method == http.MethodPost {
 			rt.plain.BodyLimit = pipeline.MaxBody
 		}
 		rt.props = rt.plain
 		// A keyed POST confirms a seen API key in its idempotency look-up.
-		rt.props.ConfirmSeenKey = rt.Method == http.MethodPost && !rt.Lookup
+		rt.props.ConfirmSeenKey = rt.Method == http.MethodPost && !rt.Lookup && rt.Outside == nil
 		if rt.WithKey != nil {
 			rt.props.AuthenticateWith = withKey
 		}

@@ -23,6 +23,7 @@ import (
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/ops"
+	"merchantpay/internal/railnotices"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/ratelimit"
 	"merchantpay/internal/rates"
@@ -72,8 +73,11 @@ type App struct {
 
 	// Banks is the bank directory, loaded once at start-up.
 	Banks *banks.Directory
-	// Rails are the bank rails (RAILS; the sandbox by default).
+	// Rails are the sandbox bank rails (RAILS), test mode's always.
 	Rails rails.Rails
+	// Router picks each mode's rails: the sandbox for test mode, the
+	// providers LIVE_RAILS names (else the sandbox) for live mode.
+	Router *rails.Router
 	// Accounts issues fiat accounts and finds them for deposits.
 	Accounts *accounts.Service
 	// NameEnquiry resolves Nigerian bank accounts through the rails.
@@ -98,6 +102,9 @@ type App struct {
 	// Tracing exports spans when an OTLP endpoint is configured.
 	Tracing *tracing.Tracing
 
+	// RailNotices receives live providers' webhooks.
+	RailNotices *railnotices.Service
+
 	handler http.Handler
 	workers []Worker
 }
@@ -118,6 +125,9 @@ type Options struct {
 	// Simulations, when set, replaces the configuration's choice of modes
 	// with sandbox simulations (tests turn them off).
 	Simulations rails.Simulations
+	// LiveRails, when set, are the providers live mode runs on instead of
+	// those LIVE_RAILS names (tests pass fakes).
+	LiveRails *rails.Live
 }
 
 // New opens and migrates the database (unless MIGRATE=false, when it only
@@ -131,6 +141,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	if opt.Simulations == nil {
 		opt.Simulations = cfg.Simulations()
+		if opt.LiveRails != nil {
+			// Providers given by a test: live money moves on them.
+			opt.Simulations = (&rails.Router{Live: opt.LiveRails}).Simulations()
+		}
 	}
 	db, err := store.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
@@ -169,8 +183,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.Rails, err = newRails(cfg, a.Banks, a.Clock); err != nil {
 		return nil, err
 	}
+	if a.Router, err = newRouter(cfg, a.Rails, a.Banks, a.Clock, opt.LiveRails); err != nil {
+		return nil, err
+	}
 	a.Accounts = accounts.New(db, a.Clock, a.Rails, a.Wallets)
-	a.NameEnquiry = rails.NewNameEnquiry(a.Banks, a.Rails)
+	a.Accounts.IssueLiveWith(a.Router)
+	a.NameEnquiry = rails.NewRoutedNameEnquiry(a.Banks, a.Router)
 	// No deposit fee by default; deposits.Config is where an operator setting
 	// would go.
 	if a.Deposits, err = deposits.New(db, a.Clock, a.Ledger, a.Accounts, a.Outbox, deposits.Config{Simulations: opt.Simulations}); err != nil {
@@ -185,12 +203,15 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees)
+	a.Withdrawals.CheckRailsWith(a.Router.CheckPayouts)
 	// No crypto-pay fee by default; cryptopay.Config.Fee is where an
 	// operator setting would go.
 	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
 		cryptopay.Config{PublicBaseURL: cfg.PublicBaseURL, Simulations: opt.Simulations}); err != nil {
 		return nil, err
 	}
+	a.CryptoPay.OrdersWith(a.Router)
+	a.CryptoPay.Looked = func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "order", status) }
 
 	var limiter pipeline.Limiter
 	var rl *ratelimit.Limiter
@@ -203,9 +224,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	svc := ops.Services{Merchants: a.Merchants, Wallets: a.Wallets, Ledger: a.Ledger, Transactions: a.Transactions,
 		Accounts: a.Accounts, Banks: a.Banks, NameEnquiry: a.NameEnquiry, Rates: a.Rates, Swaps: a.Swaps,
 		Deposits: a.Deposits, Webhooks: a.Webhooks, Withdrawals: a.Withdrawals, CryptoPay: a.CryptoPay,
-		Outbox: a.Outbox, Broker: a.Broker, Exports: a.Exports, Clock: a.Clock, Simulations: opt.Simulations}
+		Outbox: a.Outbox, Broker: a.Broker, Exports: a.Exports, Clock: a.Clock, Simulations: opt.Simulations, Rails: a.Router}
 	api := rest.New(rest.Deps{Pipeline: pipe, Services: svc})
 	gql := newGraphQL(a, svc, pipe)
+	a.RailNotices = &railnotices.Service{DB: db, Clock: a.Clock, Router: a.Router, Withdrawals: a.Withdrawals,
+		Deposits: a.Deposits, CryptoPay: a.CryptoPay, Log: a.Log, Metrics: a.Metrics.Rails(), Fail: rest.WriteError,
+		Owner: jobs.Owner()}
 	a.handler = a.routes(api, gql)
 	a.workers = append(a.workers, Worker{Name: "idempotency-purge", Run: a.purgeIdempotency})
 	a.workers = append(a.workers, Worker{Name: "key-usage", Run: func(ctx context.Context) {
@@ -218,7 +242,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
 	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
-		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer()})
+		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer(),
+		Router: a.Router, ReconcileAfter: cfg.LiveRails.ReconcileAfter,
+		Looked:  func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "payout", status) },
+		Flagged: a.Metrics.Rails().Flagged})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
 	if cfg.LedgerCheckInterval > 0 {
 		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})

@@ -161,7 +161,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, args []string, std
 	waitWorkers := app.RunWorkers(workCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "database", app.DB.Dialect, "rails", cfg.Rails, "public_base_url", cfg.PublicBaseURL)
+	log.Info("serving", "addr", ln.Addr().String(), "database", app.DB.Dialect, "rails", cfg.Rails, "live_rails", cfg.LiveRails.LiveName(), "public_base_url", cfg.PublicBaseURL)
+	if len(cfg.LiveRails.Live) == 0 {
+		log.Warn("live mode runs on the sandbox rails (LIVE_RAILS=sandbox): live keys move no real money, and the sandbox simulations answer them")
+	} else {
+		log.Info("live mode runs on real providers; register their webhooks (docs/RAILS.md)", "providers", cfg.LiveRails.LiveName(),
+			"webhook_base", cfg.PublicBaseURL+"/rails/{provider}/webhook")
+	}
 
 	select {
 	case err := <-errc:

@@ -86,6 +86,9 @@ type Config struct {
 	// NoMigrate (MIGRATE=false) leaves the schema to `migrate up`: start-up
 	// refuses a database with pending migrations instead of applying them.
 	NoMigrate bool
+	// LiveRails is what live mode runs on (LIVE_RAILS, the providers'
+	// settings, RAILS_TIMEOUT, RAILS_RECONCILE_AFTER).
+	LiveRails RailsConfig
 }
 
 // LoadConfig reads the environment, naming every bad variable at once.
@@ -143,6 +146,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Database, bad = loadDatabaseOptions(getenv, bad)
+	c.LiveRails, bad = loadRailsConfig(getenv, bad)
+	c.LiveRails.Timeout = dur("RAILS_TIMEOUT", 30*time.Second)
+	c.LiveRails.ReconcileAfter = dur("RAILS_RECONCILE_AFTER", 10*time.Minute)
 	c.AdminAddr = or(getenv("ADMIN_ADDR"), "127.0.0.1:9090")
 	if c.AdminAddr == "off" {
 		c.AdminAddr = ""
@@ -281,13 +287,14 @@ func loadDatabaseOptions(getenv func(string) string, bad []string) (store.Option
 	return o, bad
 }
 
-// Simulations says in which modes the sandbox's simulations exist: every
-// mode while the built-in sandbox rails are the only rails.
+// Simulations says in which modes the sandbox's simulations exist: the
+// modes whose money moves on the sandbox, so test mode always and live
+// mode while LIVE_RAILS names no provider.
 func (c Config) Simulations() rails.Simulations {
-	if c.Rails == "sandbox" {
+	if len(c.LiveRails.Live) == 0 {
 		return rails.SimulationsInEveryMode
 	}
-	return rails.SimulationsInNoMode
+	return func(mode string) bool { return mode != rails.ModeLive }
 }
 
 func or(v, def string) string {

@@ -93,7 +93,7 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 			return nil, err
 		}
 		g := &gqlCall{key: key}
-		if err := h.wsMutate(&pipeline.Call{R: r, Route: &gqlSocket, Principal: p, Body: payload, Input: g}); err != nil {
+		if err := h.wsMutate(&pipeline.Call{R: r, Route: &h.socketRoute, Principal: p, Body: payload, Input: g}); err != nil {
 			return nil, err
 		}
 		return g.answer, nil

@@ -44,6 +44,10 @@ type gqlHandler struct {
 	srv  *handler.Server
 	// The chains of the shared pipeline's steps, one per way in.
 	post, get, upgrade, wsMutate pipeline.Handler
+	// postRoute and socketRoute are gqlPost and gqlSocket with this
+	// handler's Outside: a mutation that calls a live provider runs
+	// outside a request transaction.
+	postRoute, socketRoute pipeline.Route
 }
 
 // gqlCall is a GraphQL request's own state in the pipeline
@@ -61,7 +65,9 @@ type gqlCall struct {
 func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Svc: svc}})
 	srv := handler.New(schema)
-	h := &gqlHandler{app: a, srv: srv, pipe: pipe}
+	h := &gqlHandler{app: a, srv: srv, pipe: pipe, postRoute: gqlPost, socketRoute: gqlSocket}
+	h.postRoute.Outside = h.outside
+	h.socketRoute.Outside = h.outside
 	h.post = pipeline.Chain(h.query,
 		pipe.Authenticated, pipeline.KeyKind, pipe.RateLimited, pipeline.Body, pipeline.Tenant,
 		decodeBody, pipe.Idempotency(httpKey, h.execute, writeMutation))
@@ -126,7 +132,7 @@ func (h *gqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		pipeline.Serve(h.get, &pipeline.Call{W: w, R: r, Route: &gqlGet, Input: &gqlCall{}}, gqlFail)
 	case http.MethodPost:
-		pipeline.Serve(h.post, &pipeline.Call{W: w, R: r, Route: &gqlPost, Input: &gqlCall{}}, gqlFail)
+		pipeline.Serve(h.post, &pipeline.Call{W: w, R: r, Route: &h.postRoute, Input: &gqlCall{}}, gqlFail)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		gqlFail(w, r, apperr.New(apperr.MethodNotAllowed, "GraphQL takes POST requests, GET requests for queries, and WebSocket upgrades for subscriptions"))

@@ -18,6 +18,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/obs"
+	"merchantpay/internal/rails"
 	"merchantpay/rest"
 	"merchantpay/rest/openapi"
 	"merchantpay/web/dashboard"
@@ -30,6 +31,7 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 	// with "//" or "/.." in it, and the bare REST prefix, with an HTML
 	// redirect: every path not below must get the JSON 404 envelope.
 	checkoutH := checkout.New(a.CryptoPay)
+	index := apidocs.IndexWith(&apidocs.Rails{Test: rails.ProviderSandbox, Live: a.Config.LiveRails.LiveName()})
 	return a.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/healthz":
@@ -50,7 +52,7 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			a.serveExport(w, r)
 		case p == "/":
 			metrics.SetRoute(r.Context(), "index")
-			apidocs.Index().ServeHTTP(w, r)
+			index.ServeHTTP(w, r)
 		case p == openapi.Path:
 			metrics.SetRoute(r.Context(), "openapi")
 			openapi.Handler().ServeHTTP(w, r)
@@ -69,6 +71,11 @@ func (a *App) routes(api *rest.API, gql http.Handler) http.Handler {
 			if err := graphiql.ServeAsset(w, r); err != nil {
 				rest.WriteError(w, r, err)
 			}
+		case strings.HasPrefix(p, "/rails/") && strings.HasSuffix(p, "/webhook") && strings.Count(p, "/") == 3:
+			// Providers' webhooks take no API key: each is verified by
+			// its provider's signature before it is read.
+			metrics.SetRoute(r.Context(), "rails_webhook")
+			a.railHooks(strings.TrimSuffix(strings.TrimPrefix(p, "/rails/"), "/webhook")).ServeHTTP(w, r)
 		case dashboard.IsPage(p):
 			metrics.SetRoute(r.Context(), "dashboard")
 			if err := dashboard.ServePage(w, r); err != nil {

@@ -48,6 +48,10 @@ const (
 	FieldBankCode = "bank_code"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldProvider holds the string denoting the provider field in the database.
+	FieldProvider = "provider"
+	// FieldProviderCustomer holds the string denoting the provider_customer field in the database.
+	FieldProviderCustomer = "provider_customer"
 	// Table holds the table name of the fiataccount in the database.
 	Table = "fiat_accounts"
 )
@@ -72,6 +76,8 @@ var Columns = []string{
 	FieldBankName,
 	FieldBankCode,
 	FieldStatus,
+	FieldProvider,
+	FieldProviderCustomer,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -199,4 +205,14 @@ func ByBankCode(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByProvider orders the results by the provider field.
+func ByProvider(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProvider, opts...).ToFunc()
+}
+
+// ByProviderCustomer orders the results by the provider_customer field.
+func ByProviderCustomer(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProviderCustomer, opts...).ToFunc()
 }

@@ -149,6 +149,16 @@ func Status(v string) predicate.FiatAccount {
 	return predicate.FiatAccount(sql.FieldEQ(FieldStatus, v))
 }
 
+// Provider applies equality check predicate on the "provider" field. It's identical to ProviderEQ.
+func Provider(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEQ(FieldProvider, v))
+}
+
+// ProviderCustomer applies equality check predicate on the "provider_customer" field. It's identical to ProviderCustomerEQ.
+func ProviderCustomer(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEQ(FieldProviderCustomer, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.FiatAccount {
 	return predicate.FiatAccount(sql.FieldEQ(FieldMerchantID, v))
@@ -1202,6 +1212,156 @@ func StatusEqualFold(v string) predicate.FiatAccount {
 // StatusContainsFold applies the ContainsFold predicate on the "status" field.
 func StatusContainsFold(v string) predicate.FiatAccount {
 	return predicate.FiatAccount(sql.FieldContainsFold(FieldStatus, v))
+}
+
+// ProviderEQ applies the EQ predicate on the "provider" field.
+func ProviderEQ(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEQ(FieldProvider, v))
+}
+
+// ProviderNEQ applies the NEQ predicate on the "provider" field.
+func ProviderNEQ(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNEQ(FieldProvider, v))
+}
+
+// ProviderIn applies the In predicate on the "provider" field.
+func ProviderIn(vs ...string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldIn(FieldProvider, vs...))
+}
+
+// ProviderNotIn applies the NotIn predicate on the "provider" field.
+func ProviderNotIn(vs ...string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNotIn(FieldProvider, vs...))
+}
+
+// ProviderGT applies the GT predicate on the "provider" field.
+func ProviderGT(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldGT(FieldProvider, v))
+}
+
+// ProviderGTE applies the GTE predicate on the "provider" field.
+func ProviderGTE(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldGTE(FieldProvider, v))
+}
+
+// ProviderLT applies the LT predicate on the "provider" field.
+func ProviderLT(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldLT(FieldProvider, v))
+}
+
+// ProviderLTE applies the LTE predicate on the "provider" field.
+func ProviderLTE(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldLTE(FieldProvider, v))
+}
+
+// ProviderContains applies the Contains predicate on the "provider" field.
+func ProviderContains(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldContains(FieldProvider, v))
+}
+
+// ProviderHasPrefix applies the HasPrefix predicate on the "provider" field.
+func ProviderHasPrefix(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldHasPrefix(FieldProvider, v))
+}
+
+// ProviderHasSuffix applies the HasSuffix predicate on the "provider" field.
+func ProviderHasSuffix(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldHasSuffix(FieldProvider, v))
+}
+
+// ProviderIsNil applies the IsNil predicate on the "provider" field.
+func ProviderIsNil() predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldIsNull(FieldProvider))
+}
+
+// ProviderNotNil applies the NotNil predicate on the "provider" field.
+func ProviderNotNil() predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNotNull(FieldProvider))
+}
+
+// ProviderEqualFold applies the EqualFold predicate on the "provider" field.
+func ProviderEqualFold(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEqualFold(FieldProvider, v))
+}
+
+// ProviderContainsFold applies the ContainsFold predicate on the "provider" field.
+func ProviderContainsFold(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldContainsFold(FieldProvider, v))
+}
+
+// ProviderCustomerEQ applies the EQ predicate on the "provider_customer" field.
+func ProviderCustomerEQ(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEQ(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerNEQ applies the NEQ predicate on the "provider_customer" field.
+func ProviderCustomerNEQ(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNEQ(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerIn applies the In predicate on the "provider_customer" field.
+func ProviderCustomerIn(vs ...string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldIn(FieldProviderCustomer, vs...))
+}
+
+// ProviderCustomerNotIn applies the NotIn predicate on the "provider_customer" field.
+func ProviderCustomerNotIn(vs ...string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNotIn(FieldProviderCustomer, vs...))
+}
+
+// ProviderCustomerGT applies the GT predicate on the "provider_customer" field.
+func ProviderCustomerGT(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldGT(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerGTE applies the GTE predicate on the "provider_customer" field.
+func ProviderCustomerGTE(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldGTE(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerLT applies the LT predicate on the "provider_customer" field.
+func ProviderCustomerLT(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldLT(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerLTE applies the LTE predicate on the "provider_customer" field.
+func ProviderCustomerLTE(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldLTE(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerContains applies the Contains predicate on the "provider_customer" field.
+func ProviderCustomerContains(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldContains(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerHasPrefix applies the HasPrefix predicate on the "provider_customer" field.
+func ProviderCustomerHasPrefix(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldHasPrefix(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerHasSuffix applies the HasSuffix predicate on the "provider_customer" field.
+func ProviderCustomerHasSuffix(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldHasSuffix(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerIsNil applies the IsNil predicate on the "provider_customer" field.
+func ProviderCustomerIsNil() predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldIsNull(FieldProviderCustomer))
+}
+
+// ProviderCustomerNotNil applies the NotNil predicate on the "provider_customer" field.
+func ProviderCustomerNotNil() predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldNotNull(FieldProviderCustomer))
+}
+
+// ProviderCustomerEqualFold applies the EqualFold predicate on the "provider_customer" field.
+func ProviderCustomerEqualFold(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldEqualFold(FieldProviderCustomer, v))
+}
+
+// ProviderCustomerContainsFold applies the ContainsFold predicate on the "provider_customer" field.
+func ProviderCustomerContainsFold(v string) predicate.FiatAccount {
+	return predicate.FiatAccount(sql.FieldContainsFold(FieldProviderCustomer, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -176,6 +176,18 @@ func (f QuoteFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.QuoteMutation", m)
 }
 
+// The RailsNoticeFunc type is an adapter to allow the use of ordinary
+// function as RailsNotice mutator.
+type RailsNoticeFunc func(context.Context, *ent.RailsNoticeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RailsNoticeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RailsNoticeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RailsNoticeMutation", m)
+}
+
 // The TransactionFunc type is an adapter to allow the use of ordinary
 // function as Transaction mutator.
 type TransactionFunc func(context.Context, *ent.TransactionMutation) (ent.Value, error)

@@ -22,6 +22,7 @@ import (
 	"merchantpay/ent/pair"
 	"merchantpay/ent/predicate"
 	"merchantpay/ent/quote"
+	"merchantpay/ent/railsnotice"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/wallet"
 	"merchantpay/ent/webhookattempt"
@@ -465,6 +466,33 @@ func (f TraverseQuote) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.QuoteQuery", q)
 }
 
+// The RailsNoticeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RailsNoticeFunc func(context.Context, *ent.RailsNoticeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RailsNoticeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RailsNoticeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RailsNoticeQuery", q)
+}
+
+// The TraverseRailsNotice type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRailsNotice func(context.Context, *ent.RailsNoticeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRailsNotice) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRailsNotice) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RailsNoticeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RailsNoticeQuery", q)
+}
+
 // The TransactionFunc type is an adapter to allow the use of ordinary function as a Querier.
 type TransactionFunc func(context.Context, *ent.TransactionQuery) (ent.Value, error)
 
@@ -631,6 +659,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PairQuery, predicate.Pair, pair.OrderOption]{typ: ent.TypePair, tq: q}, nil
 	case *ent.QuoteQuery:
 		return &query[*ent.QuoteQuery, predicate.Quote, quote.OrderOption]{typ: ent.TypeQuote, tq: q}, nil
+	case *ent.RailsNoticeQuery:
+		return &query[*ent.RailsNoticeQuery, predicate.RailsNotice, railsnotice.OrderOption]{typ: ent.TypeRailsNotice, tq: q}, nil
 	case *ent.TransactionQuery:
 		return &query[*ent.TransactionQuery, predicate.Transaction, transaction.OrderOption]{typ: ent.TypeTransaction, tq: q}, nil
 	case *ent.WalletQuery:

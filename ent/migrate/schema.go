@@ -202,6 +202,8 @@ var (
 		{Name: "bank_name", Type: field.TypeString},
 		{Name: "bank_code", Type: field.TypeString},
 		{Name: "status", Type: field.TypeString, Default: "active"},
+		{Name: "provider", Type: field.TypeString, Nullable: true},
+		{Name: "provider_customer", Type: field.TypeString, Nullable: true},
 	}
 	// FiatAccountsTable holds the schema information for the "fiat_accounts" table.
 	FiatAccountsTable = &schema.Table{
@@ -398,6 +400,36 @@ var (
 			},
 		},
 	}
+	// RailsNoticesColumns holds the columns for the "rails_notices" table.
+	RailsNoticesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "provider", Type: field.TypeString},
+		{Name: "key", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "reference", Type: field.TypeString, Nullable: true},
+		{Name: "outcome", Type: field.TypeString},
+		{Name: "detail", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "body", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// RailsNoticesTable holds the schema information for the "rails_notices" table.
+	RailsNoticesTable = &schema.Table{
+		Name:       "rails_notices",
+		Columns:    RailsNoticesColumns,
+		PrimaryKey: []*schema.Column{RailsNoticesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "railsnotice_provider_key",
+				Unique:  true,
+				Columns: []*schema.Column{RailsNoticesColumns[1], RailsNoticesColumns[2]},
+			},
+			{
+				Name:    "railsnotice_outcome_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RailsNoticesColumns[5], RailsNoticesColumns[8]},
+			},
+		},
+	}
 	// TransactionsColumns holds the columns for the "transactions" table.
 	TransactionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -454,6 +486,9 @@ var (
 		{Name: "rails_reference", Type: field.TypeString, Nullable: true},
 		{Name: "submitted_at", Type: field.TypeTime, Nullable: true},
 		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
+		{Name: "provider", Type: field.TypeString, Nullable: true},
+		{Name: "provider_reference", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "rails_flag", Type: field.TypeString, Nullable: true},
 	}
 	// TransactionsTable holds the schema information for the "transactions" table.
 	TransactionsTable = &schema.Table{
@@ -639,6 +674,7 @@ var (
 		MerchantPairsTable,
 		PairsTable,
 		QuotesTable,
+		RailsNoticesTable,
 		TransactionsTable,
 		WalletsTable,
 		WebhookAttemptsTable,

@@ -48,6 +48,9 @@ type Pair func(*sql.Selector)
 // Quote is the predicate function for quote builders.
 type Quote func(*sql.Selector)
 
+// RailsNotice is the predicate function for railsnotice builders.
+type RailsNotice func(*sql.Selector)
+
 // Transaction is the predicate function for transaction builders.
 type Transaction func(*sql.Selector)
 

@@ -28,6 +28,10 @@ func (FiatAccount) Fields() []ent.Field {
 		field.String("bank_name").Immutable(),
 		field.String("bank_code").Immutable(),
 		field.String("status").Default("active").Comment("active or closed"),
+		// The live provider that issued the number (empty: the sandbox) and
+		// its customer the account belongs to.
+		field.String("provider").Optional().Nillable().Immutable(),
+		field.String("provider_customer").Optional().Nillable().Immutable(),
 	}
 }
 

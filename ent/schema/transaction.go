@@ -77,6 +77,16 @@ func (Transaction) Fields() []ent.Field {
 		// when traced: the spans of the workers that carry it on (payout,
 		// settlement, expiry) link to it.
 		field.String("trace_parent").Optional().Nillable().Immutable(),
+		// Live mode on a real provider: which one carries the transaction
+		// (paystack, flutterwave, binancepay) and the reference it knows the
+		// transaction by (derived from ours when we submit, the provider's own
+		// for an inflow), so that a provider's webhook finds the transaction.
+		field.String("provider").Optional().Nillable(),
+		field.String("provider_reference").Optional().Nillable().Unique(),
+		// Set when a provider's account of the transaction disagrees with ours
+		// (an amount off by any minor unit): the transaction is left as it is
+		// for an operator, and the workers no longer touch it.
+		field.String("rails_flag").Optional().Nillable(),
 	}
 }
 

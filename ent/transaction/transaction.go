@@ -120,6 +120,12 @@ const (
 	FieldSubmittedAt = "submitted_at"
 	// FieldTraceParent holds the string denoting the trace_parent field in the database.
 	FieldTraceParent = "trace_parent"
+	// FieldProvider holds the string denoting the provider field in the database.
+	FieldProvider = "provider"
+	// FieldProviderReference holds the string denoting the provider_reference field in the database.
+	FieldProviderReference = "provider_reference"
+	// FieldRailsFlag holds the string denoting the rails_flag field in the database.
+	FieldRailsFlag = "rails_flag"
 	// Table holds the table name of the transaction in the database.
 	Table = "transactions"
 )
@@ -180,6 +186,9 @@ var Columns = []string{
 	FieldRailsReference,
 	FieldSubmittedAt,
 	FieldTraceParent,
+	FieldProvider,
+	FieldProviderReference,
+	FieldRailsFlag,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -496,4 +505,19 @@ func BySubmittedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByTraceParent orders the results by the trace_parent field.
 func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
+}
+
+// ByProvider orders the results by the provider field.
+func ByProvider(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProvider, opts...).ToFunc()
+}
+
+// ByProviderReference orders the results by the provider_reference field.
+func ByProviderReference(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProviderReference, opts...).ToFunc()
+}
+
+// ByRailsFlag orders the results by the rails_flag field.
+func ByRailsFlag(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRailsFlag, opts...).ToFunc()
 }

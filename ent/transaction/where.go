@@ -325,6 +325,21 @@ func TraceParent(v string) predicate.Transaction {
 	return predicate.Transaction(sql.FieldEQ(FieldTraceParent, v))
 }
 
+// Provider applies equality check predicate on the "provider" field. It's identical to ProviderEQ.
+func Provider(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldProvider, v))
+}
+
+// ProviderReference applies equality check predicate on the "provider_reference" field. It's identical to ProviderReferenceEQ.
+func ProviderReference(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldProviderReference, v))
+}
+
+// RailsFlag applies equality check predicate on the "rails_flag" field. It's identical to RailsFlagEQ.
+func RailsFlag(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldRailsFlag, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.Transaction {
 	return predicate.Transaction(sql.FieldEQ(FieldMerchantID, v))
@@ -3623,6 +3638,231 @@ func TraceParentEqualFold(v string) predicate.Transaction {
 // TraceParentContainsFold applies the ContainsFold predicate on the "trace_parent" field.
 func TraceParentContainsFold(v string) predicate.Transaction {
 	return predicate.Transaction(sql.FieldContainsFold(FieldTraceParent, v))
+}
+
+// ProviderEQ applies the EQ predicate on the "provider" field.
+func ProviderEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldProvider, v))
+}
+
+// ProviderNEQ applies the NEQ predicate on the "provider" field.
+func ProviderNEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNEQ(FieldProvider, v))
+}
+
+// ProviderIn applies the In predicate on the "provider" field.
+func ProviderIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldIn(FieldProvider, vs...))
+}
+
+// ProviderNotIn applies the NotIn predicate on the "provider" field.
+func ProviderNotIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotIn(FieldProvider, vs...))
+}
+
+// ProviderGT applies the GT predicate on the "provider" field.
+func ProviderGT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGT(FieldProvider, v))
+}
+
+// ProviderGTE applies the GTE predicate on the "provider" field.
+func ProviderGTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGTE(FieldProvider, v))
+}
+
+// ProviderLT applies the LT predicate on the "provider" field.
+func ProviderLT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLT(FieldProvider, v))
+}
+
+// ProviderLTE applies the LTE predicate on the "provider" field.
+func ProviderLTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLTE(FieldProvider, v))
+}
+
+// ProviderContains applies the Contains predicate on the "provider" field.
+func ProviderContains(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContains(FieldProvider, v))
+}
+
+// ProviderHasPrefix applies the HasPrefix predicate on the "provider" field.
+func ProviderHasPrefix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasPrefix(FieldProvider, v))
+}
+
+// ProviderHasSuffix applies the HasSuffix predicate on the "provider" field.
+func ProviderHasSuffix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasSuffix(FieldProvider, v))
+}
+
+// ProviderIsNil applies the IsNil predicate on the "provider" field.
+func ProviderIsNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldIsNull(FieldProvider))
+}
+
+// ProviderNotNil applies the NotNil predicate on the "provider" field.
+func ProviderNotNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotNull(FieldProvider))
+}
+
+// ProviderEqualFold applies the EqualFold predicate on the "provider" field.
+func ProviderEqualFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEqualFold(FieldProvider, v))
+}
+
+// ProviderContainsFold applies the ContainsFold predicate on the "provider" field.
+func ProviderContainsFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContainsFold(FieldProvider, v))
+}
+
+// ProviderReferenceEQ applies the EQ predicate on the "provider_reference" field.
+func ProviderReferenceEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldProviderReference, v))
+}
+
+// ProviderReferenceNEQ applies the NEQ predicate on the "provider_reference" field.
+func ProviderReferenceNEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNEQ(FieldProviderReference, v))
+}
+
+// ProviderReferenceIn applies the In predicate on the "provider_reference" field.
+func ProviderReferenceIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldIn(FieldProviderReference, vs...))
+}
+
+// ProviderReferenceNotIn applies the NotIn predicate on the "provider_reference" field.
+func ProviderReferenceNotIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotIn(FieldProviderReference, vs...))
+}
+
+// ProviderReferenceGT applies the GT predicate on the "provider_reference" field.
+func ProviderReferenceGT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGT(FieldProviderReference, v))
+}
+
+// ProviderReferenceGTE applies the GTE predicate on the "provider_reference" field.
+func ProviderReferenceGTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGTE(FieldProviderReference, v))
+}
+
+// ProviderReferenceLT applies the LT predicate on the "provider_reference" field.
+func ProviderReferenceLT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLT(FieldProviderReference, v))
+}
+
+// ProviderReferenceLTE applies the LTE predicate on the "provider_reference" field.
+func ProviderReferenceLTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLTE(FieldProviderReference, v))
+}
+
+// ProviderReferenceContains applies the Contains predicate on the "provider_reference" field.
+func ProviderReferenceContains(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContains(FieldProviderReference, v))
+}
+
+// ProviderReferenceHasPrefix applies the HasPrefix predicate on the "provider_reference" field.
+func ProviderReferenceHasPrefix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasPrefix(FieldProviderReference, v))
+}
+
+// ProviderReferenceHasSuffix applies the HasSuffix predicate on the "provider_reference" field.
+func ProviderReferenceHasSuffix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasSuffix(FieldProviderReference, v))
+}
+
+// ProviderReferenceIsNil applies the IsNil predicate on the "provider_reference" field.
+func ProviderReferenceIsNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldIsNull(FieldProviderReference))
+}
+
+// ProviderReferenceNotNil applies the NotNil predicate on the "provider_reference" field.
+func ProviderReferenceNotNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotNull(FieldProviderReference))
+}
+
+// ProviderReferenceEqualFold applies the EqualFold predicate on the "provider_reference" field.
+func ProviderReferenceEqualFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEqualFold(FieldProviderReference, v))
+}
+
+// ProviderReferenceContainsFold applies the ContainsFold predicate on the "provider_reference" field.
+func ProviderReferenceContainsFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContainsFold(FieldProviderReference, v))
+}
+
+// RailsFlagEQ applies the EQ predicate on the "rails_flag" field.
+func RailsFlagEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEQ(FieldRailsFlag, v))
+}
+
+// RailsFlagNEQ applies the NEQ predicate on the "rails_flag" field.
+func RailsFlagNEQ(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNEQ(FieldRailsFlag, v))
+}
+
+// RailsFlagIn applies the In predicate on the "rails_flag" field.
+func RailsFlagIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldIn(FieldRailsFlag, vs...))
+}
+
+// RailsFlagNotIn applies the NotIn predicate on the "rails_flag" field.
+func RailsFlagNotIn(vs ...string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotIn(FieldRailsFlag, vs...))
+}
+
+// RailsFlagGT applies the GT predicate on the "rails_flag" field.
+func RailsFlagGT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGT(FieldRailsFlag, v))
+}
+
+// RailsFlagGTE applies the GTE predicate on the "rails_flag" field.
+func RailsFlagGTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldGTE(FieldRailsFlag, v))
+}
+
+// RailsFlagLT applies the LT predicate on the "rails_flag" field.
+func RailsFlagLT(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLT(FieldRailsFlag, v))
+}
+
+// RailsFlagLTE applies the LTE predicate on the "rails_flag" field.
+func RailsFlagLTE(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldLTE(FieldRailsFlag, v))
+}
+
+// RailsFlagContains applies the Contains predicate on the "rails_flag" field.
+func RailsFlagContains(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContains(FieldRailsFlag, v))
+}
+
+// RailsFlagHasPrefix applies the HasPrefix predicate on the "rails_flag" field.
+func RailsFlagHasPrefix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasPrefix(FieldRailsFlag, v))
+}
+
+// RailsFlagHasSuffix applies the HasSuffix predicate on the "rails_flag" field.
+func RailsFlagHasSuffix(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldHasSuffix(FieldRailsFlag, v))
+}
+
+// RailsFlagIsNil applies the IsNil predicate on the "rails_flag" field.
+func RailsFlagIsNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldIsNull(FieldRailsFlag))
+}
+
+// RailsFlagNotNil applies the NotNil predicate on the "rails_flag" field.
+func RailsFlagNotNil() predicate.Transaction {
+	return predicate.Transaction(sql.FieldNotNull(FieldRailsFlag))
+}
+
+// RailsFlagEqualFold applies the EqualFold predicate on the "rails_flag" field.
+func RailsFlagEqualFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldEqualFold(FieldRailsFlag, v))
+}
+
+// RailsFlagContainsFold applies the ContainsFold predicate on the "rails_flag" field.
+func RailsFlagContainsFold(v string) predicate.Transaction {
+	return predicate.Transaction(sql.FieldContainsFold(FieldRailsFlag, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -183,6 +183,9 @@ type Service struct {
 	clock   clock.Clock
 	rails   rails.Rails
 	wallets *wallets.Service
+	// router, when set, issues live-mode accounts at a provider (see
+	// IssueLiveWith).
+	router *rails.Router
 }
 
 // New returns the accounts service.
@@ -201,13 +204,17 @@ func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput, 
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
+	pre, err := s.provision(ctx, &in, prefix, s.walletHolder(ctx, walletRef))
+	if err != nil {
+		return nil, err
+	}
 	var a *ent.FiatAccount
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
 		w, err := s.wallets.Get(ctx, walletRef)
 		if err != nil {
 			return err
 		}
-		a, err = s.issue(ctx, w, in, prefix)
+		a, err = s.issue(ctx, w, in, prefix, pre)
 		return err
 	})
 	return a, err
@@ -223,10 +230,14 @@ func (s *Service) CreateGlobal(ctx context.Context, in CreateInput, prefix strin
 		return nil, err
 	}
 	in.AccountType = ptr(StaticDynamic)
+	pre, err := s.provision(ctx, &in, prefix, s.merchantHolder(ctx))
+	if err != nil {
+		return nil, err
+	}
 	var a *ent.FiatAccount
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		a, err = s.issue(ctx, nil, in, prefix)
+		a, err = s.issue(ctx, nil, in, prefix, pre)
 		return err
 	})
 	return a, err
@@ -245,13 +256,20 @@ func (s *Service) CreateWallet(ctx context.Context, win wallets.CreateInput, acc
 	if err := f.Err(); err != nil {
 		return nil, nil, err
 	}
+	var pre *preIssued
+	if acc != nil {
+		var err error
+		if pre, err = s.provision(ctx, acc, "account.", inputHolder(win)); err != nil {
+			return nil, nil, err
+		}
+	}
 	var a *ent.FiatAccount
 	w, err := s.wallets.Create(ctx, win, func(ctx context.Context, w *ent.Wallet) error {
 		if acc == nil {
 			return nil
 		}
 		var err error
-		a, err = s.issue(ctx, w, *acc, "account.")
+		a, err = s.issue(ctx, w, *acc, "account.", pre)
 		return err
 	})
 	if err != nil {
@@ -271,8 +289,9 @@ const maxIssueAttempts = 8
 const savepoint = "fiat_account_issue"
 
 // issue inserts a validated account in the transaction carried by ctx. w is
-// nil for the global account.
-func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, prefix string) (*ent.FiatAccount, error) {
+// nil for the global account; pre is the account a live provider issued,
+// nil for a sandbox number.
+func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, prefix string, pre *preIssued) (*ent.FiatAccount, error) {
 	c := s.db.Client(ctx)
 	ref := uuid.NewString()
 	if in.Reference != nil {
@@ -290,8 +309,13 @@ func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, pref
 	now := s.clock.Now()
 	kind := *in.AccountType
 	for attempt := 1; ; attempt++ {
-		iss, err := s.rails.IssueAccountNumber(ctx, rails.IssueRequest{Reference: ref, AccountName: name})
-		if err != nil {
+		var iss rails.Issued
+		if pre != nil {
+			iss = rails.Issued{AccountNumber: pre.AccountNumber, BankCode: pre.BankCode, BankName: pre.BankName}
+			if pre.AccountName != "" {
+				name = pre.AccountName
+			}
+		} else if iss, err = s.rails.IssueAccountNumber(ctx, rails.IssueRequest{Reference: ref, AccountName: name}); err != nil {
 			return nil, err
 		}
 		// Time-ordered ids keep the listing in creation order when two
@@ -307,6 +331,9 @@ func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, pref
 			SetStatus(StatusActive).SetCreatedAt(now).SetUpdatedAt(now)
 		if w != nil {
 			create.SetWalletID(w.ID).SetWalletReference(w.Reference)
+		}
+		if pre != nil {
+			pre.set(create)
 		}
 		if kind == Dynamic {
 			amount, err := money.ToMinor(*in.Amount, Currency)
@@ -343,6 +370,9 @@ func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, pref
 			return nil, store.Classify(qerr)
 		} else if taken {
 			return nil, duplicate(ref, prefix)
+		}
+		if pre != nil {
+			return nil, fmt.Errorf("accounts: the provider's account number %s is stored already: %w", iss.AccountNumber, err)
 		}
 		if attempt == maxIssueAttempts {
 			return nil, fmt.Errorf("accounts: no free account number after %d attempts: %w", attempt, err)

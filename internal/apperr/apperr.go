@@ -36,6 +36,7 @@ const (
 	UnknownBranch        Kind = "UNKNOWN_BRANCH"
 	AccountNotResolved   Kind = "ACCOUNT_NOT_RESOLVED"
 	AmountTooSmall       Kind = "AMOUNT_TOO_SMALL"
+	RailNotConfigured    Kind = "RAIL_NOT_CONFIGURED" // a live operation whose provider is not configured
 	RateLimited          Kind = "RATE_LIMITED"
 	RequestTimeout       Kind = "REQUEST_TIMEOUT"
 	Internal             Kind = "INTERNAL_ERROR"
@@ -74,6 +75,7 @@ var statusOf = map[Kind]int{
 	UnknownBranch:        http.StatusUnprocessableEntity,
 	AccountNotResolved:   http.StatusUnprocessableEntity,
 	AmountTooSmall:       http.StatusUnprocessableEntity,
+	RailNotConfigured:    http.StatusUnprocessableEntity,
 	RateLimited:          http.StatusTooManyRequests,
 	RequestTimeout:       http.StatusRequestTimeout,
 	Internal:             http.StatusInternalServerError,

@@ -253,6 +253,9 @@ func (s *Service) Expire(ctx context.Context, t *ent.Transaction, owner string) 
 	if t.PaymentSlug != PaymentSlug || t.ExpiresAt == nil {
 		return false, fmt.Errorf("cryptopay: %s is not a crypto-pay deposit", t.Reference)
 	}
+	if t.Provider != nil && s.router != nil && expired(t, s.clock.Now()) {
+		return s.expireLive(ctx, t, owner)
+	}
 	ctx = tenant.With(ctx, tenantOf(t))
 	ok := false
 	err := s.db.Tx(ctx, func(ctx context.Context) error {

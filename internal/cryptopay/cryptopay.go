@@ -163,6 +163,12 @@ type Service struct {
 	rates  *rates.Service
 	outbox *events.Outbox
 	cfg    Config
+	// router, when set, runs live-mode deposits on a provider (see
+	// OrdersWith).
+	router *rails.Router
+	// Looked, when not nil, is told of each look-up of a live order at its
+	// provider by the expiry worker: provider and status found (or error).
+	Looked func(provider, status string)
 }
 
 // New returns the crypto-pay service; it refuses a bad configuration.

@@ -252,25 +252,17 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 	if err != nil {
 		return nil, err
 	}
+	prov, err := s.liveProvider(tn)
+	if err != nil {
+		return nil, err
+	}
+	if prov != nil {
+		return s.startLive(ctx, tn, in, prov)
+	}
 	var out *Deposit
 	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		enr, err := s.Enrolment(ctx)
-		if err != nil {
-			return err
-		}
-		var f apperr.Fields
-		ValidateDeposit(in, &f)
-		if err := f.Err(); err != nil {
-			return err
-		}
-		c := s.db.Client(ctx)
-		if in.Reference != nil {
-			if err := transactions.CheckReference(ctx, c, *in.Reference); err != nil {
-				return err
-			}
-		}
 		ref := ReferencePrefix + uuid.NewString()
-		row, err := s.amounts(ctx, in, ref)
+		enr, row, err := s.price(ctx, in, ref)
 		if err != nil {
 			return err
 		}
@@ -278,21 +270,48 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 		if err != nil {
 			return err
 		}
-		out, err = s.insert(ctx, in, enr, row, ref, name)
+		out, err = s.insert(ctx, in, enr, row, ref, name, nil)
 		if err != nil {
 			return err
 		}
-		typ := events.DepositPending
-		if in.Cross() {
-			typ = events.SwapPending
-		}
-		_, err = s.outbox.Emit(ctx, typ, out.Transaction)
-		return err
+		return s.emitStarted(ctx, in, out.Transaction)
 	})
 	if err != nil {
 		return nil, store.Classify(err)
 	}
 	return out, nil
+}
+
+// price checks a deposit start in the transaction carried by ctx (the
+// enrolment, every field, the merchant reference) and prices it, consuming
+// a cross deposit's quote.
+func (s *Service) price(ctx context.Context, in DepositInput, ref string) (*ent.CryptoPayEnrolment, amountRow, error) {
+	enr, err := s.Enrolment(ctx)
+	if err != nil {
+		return nil, amountRow{}, err
+	}
+	var f apperr.Fields
+	ValidateDeposit(in, &f)
+	if err := f.Err(); err != nil {
+		return nil, amountRow{}, err
+	}
+	if in.Reference != nil {
+		if err := transactions.CheckReference(ctx, s.db.Client(ctx), *in.Reference); err != nil {
+			return nil, amountRow{}, err
+		}
+	}
+	row, err := s.amounts(ctx, in, ref)
+	return enr, row, err
+}
+
+// emitStarted emits deposit.pending (direct) or swap.pending (cross).
+func (s *Service) emitStarted(ctx context.Context, in DepositInput, t *ent.Transaction) error {
+	typ := events.DepositPending
+	if in.Cross() {
+		typ = events.SwapPending
+	}
+	_, err := s.outbox.Emit(ctx, typ, t)
+	return err
 }
 
 // amountRow is a deposit's money, in minor units.
@@ -382,9 +401,10 @@ func deref(p *string) string {
 	return *p
 }
 
-// insert writes the pending deposit and its checkout.
+// insert writes the pending deposit and its checkout: the sandbox's hosted
+// page, or live's provider checkout when live is not nil.
 func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPayEnrolment, r amountRow,
-	ref, merchantName string) (*Deposit, error) {
+	ref, merchantName string, live *liveOrder) (*Deposit, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
 		return nil, err
@@ -396,10 +416,18 @@ func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPa
 	now := s.clock.Now()
 	expires := now.Add(s.cfg.Lifetime)
 	checkout := s.CheckoutURL(prepay)
+	qrLink, qrContent, deeplink, universal := checkout+"/qr.png", checkout, checkout, checkout
+	if live != nil {
+		o := live.created
+		prepay, checkout, qrLink, qrContent, deeplink, universal = o.ProviderReference, o.CheckoutURL, o.QRCodeLink, o.QRContent, o.Deeplink, o.UniversalURL
+		if !o.ExpiresAt.IsZero() {
+			expires = o.ExpiresAt.UTC().Truncate(time.Millisecond)
+		}
+	}
 	links := Links{
 		PrepayID: prepay, TerminalType: TerminalType, ExpireTime: expires.UnixMilli(),
-		QRCodeLink: checkout + "/qr.png", QRContent: checkout,
-		CheckoutURL: checkout, Deeplink: checkout, UniversalURL: checkout,
+		QRCodeLink: qrLink, QRContent: qrContent,
+		CheckoutURL: checkout, Deeplink: deeplink, UniversalURL: universal,
 		ProductName: *in.ProductName, ProductDescription: deref(in.ProductDescription),
 		SuccessURL: enr.SuccessURL, FailureURL: enr.FailureURL,
 		// The links carry no service reference: without a merchant
@@ -433,6 +461,13 @@ func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPa
 		SetPrepayID(prepay).SetLinks(m).SetExpiresAt(expires).SetNextRunAt(expires).
 		SetCreatedAt(now).SetUpdatedAt(now)
 	create.SetNillableTraceParent(tracing.ParentOf(ctx))
+	if live != nil {
+		tradeNo := live.created.TradeNo
+		if tradeNo == "" && s.router != nil {
+			tradeNo = s.router.ProviderReference(live.provider, ref)
+		}
+		create.SetProvider(live.provider).SetProviderReference(tradeNo)
+	}
 	if in.Reference != nil {
 		create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
 	}

@@ -176,6 +176,10 @@ func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, e
 			return err
 		}
 		owner := tenant.Tenant{MerchantID: acc.MerchantID, Mode: acc.Mode}
+		if tr.Provider != "" && (acc.Provider == nil || *acc.Provider != tr.Provider) {
+			// A provider pays only into the accounts it issued.
+			return apperr.New(apperr.NotFound, "no account with account_number %q issued by %s", tr.AccountNumber, tr.Provider)
+		}
 		if scoped && caller != owner {
 			// Not caller's: answer as for an unknown number, so existence
 			// does not leak.
@@ -311,6 +315,9 @@ func (s *Service) insert(ctx context.Context, acc *ent.FiatAccount, tr Transfer,
 		create.SetRejectReason(d.refund)
 	} else {
 		create.SetSettledAt(now).SetSettlementDate(now)
+	}
+	if tr.ProviderReference != "" {
+		create.SetProvider(tr.Provider).SetProviderReference(tr.ProviderReference)
 	}
 	if d.ref != "" {
 		create.SetMerchantReference(d.ref).SetMerchantReferenceKey(transactions.ReferenceKey(d.ref))

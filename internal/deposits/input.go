@@ -19,6 +19,11 @@ type Transfer struct {
 	Narration     string
 	SenderName    string
 	SenderBank    string
+	// Provider and ProviderReference are set for a live provider's inflow:
+	// only an account that provider issued receives it, and the deposit
+	// keeps the provider's reference (unique: an inflow is booked once).
+	Provider          string
+	ProviderReference string
 }
 
 // Input is the sandbox's simulated transfer request, shared by REST and

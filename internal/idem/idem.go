@@ -180,8 +180,10 @@ func CheckKey(key string) error {
 }
 
 // DoLookup is Do for a request that changes nothing in the database and
-// may wait on the rails (a bank account name enquiry): h runs outside any
-// transaction, so that none is held open across the rails' call. With a
+// may wait on the rails (a bank account name enquiry), or whose operation
+// calls a live provider before opening its own transaction (a live virtual
+// account or crypto-pay checkout): h runs outside any transaction, so that
+// none is held open across the rails' call. With a
 // key the guarantees are Do's: a stored answer is replayed, a different
 // request under the key is refused, and h's answer below 500 is stored (in
 // a transaction of its own; should another instance have stored one

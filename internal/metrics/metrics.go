@@ -9,6 +9,7 @@ package metrics
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,9 @@ type Metrics struct {
 	deliveryDuration *prometheus.HistogramVec
 	payoutsCompleted *prometheus.CounterVec
 	ledgerChecks     *prometheus.CounterVec
+
+	railsOnce sync.Once
+	rails     *Rails
 }
 
 // latencyBuckets suit an API whose requests take milliseconds and whose

@@ -51,4 +51,7 @@ type Services struct {
 	// Simulations says in which modes the sandbox's simulations are
 	// offered (Merchant.simulations), as the services that run them see it.
 	Simulations rails.Simulations
+	// Rails, when set, says which modes run on live providers: there the
+	// operations that call a provider run outside a request transaction.
+	Rails *rails.Router
 }

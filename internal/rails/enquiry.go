@@ -6,6 +6,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
+	"merchantpay/internal/tenant"
 )
 
 // ResolveInput is a name-enquiry request (POST /misc/banks/resolve), shared by
@@ -40,6 +41,15 @@ func ValidateResolve(in ResolveInput, f *apperr.Fields) {
 type NameEnquiry struct {
 	dir   *banks.Directory
 	rails Rails
+	// router, when set, picks the rails by the mode of the caller.
+	router *Router
+}
+
+// NewRoutedNameEnquiry returns the name-enquiry operation on the rails of
+// the caller's mode: the sandbox in test mode, the configured provider in
+// live mode.
+func NewRoutedNameEnquiry(dir *banks.Directory, r *Router) *NameEnquiry {
+	return &NameEnquiry{dir: dir, rails: r.Sandbox, router: r}
 }
 
 // NewNameEnquiry returns the name-enquiry operation.
@@ -79,7 +89,17 @@ func (e *NameEnquiry) Resolve(ctx context.Context, in ResolveInput) (Resolved, e
 	}
 	code, account := *in.Bank, *in.Account
 	bank, _ := e.dir.NGByCode(code)
-	name, err := e.rails.ResolveAccount(ctx, bank.Code, account)
+	var name string
+	var err error
+	if e.router != nil {
+		t, ok := tenant.From(ctx)
+		if !ok {
+			return Resolved{}, tenant.ErrNoTenant
+		}
+		name, err = e.router.ResolveAccount(ctx, t.Mode, bank.Code, account)
+	} else {
+		name, err = e.rails.ResolveAccount(ctx, bank.Code, account)
+	}
 	if err != nil {
 		var ae *apperr.Error
 		if errors.As(err, &ae) && ae.Kind == apperr.AccountNotResolved {

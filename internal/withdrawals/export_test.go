@@ -15,3 +15,14 @@ func (s *Service) SucceedAll(ctx context.Context, owner string, ts []*ent.Transa
 	}
 	return s.succeedAll(ctx, owner, ps)
 }
+
+// Ask exposes one payout step's asking of the rails (submission or
+// look-up) to the package's external tests: the step's error, or the
+// rails' error it met.
+func (p *Payouts) Ask(ctx context.Context, t *ent.Transaction) error {
+	a, err := p.ask(ctx, t)
+	if err != nil {
+		return err
+	}
+	return a.err
+}

@@ -40,6 +40,20 @@ type PayoutOptions struct {
 	// commit would compete with the accepting transactions for the
 	// database; a short gap gathers a burst of them into one claim.
 	Gap time.Duration
+	// Router, when set, picks each payout's provider by its mode and
+	// country (live mode on real providers); else every payout goes to the
+	// rails given to Payouts.
+	Router *rails.Router
+	// ReconcileAfter is when a live provider's pending payout is looked up
+	// again if no webhook settled it (RAILS_RECONCILE_AFTER); default 10m.
+	ReconcileAfter time.Duration
+	// Looked, when not nil, is told of every look-up of a live payout the
+	// worker made (the reconciler's metric): provider and the status found,
+	// or "error".
+	Looked func(provider, status string)
+	// Flagged, when not nil, is told of a payout left unsettled because
+	// its provider's amount differs from ours.
+	Flagged func(provider string)
 }
 
 func (o PayoutOptions) withDefaults() PayoutOptions {
@@ -49,6 +63,9 @@ func (o PayoutOptions) withDefaults() PayoutOptions {
 	}
 	if o.Gap <= 0 {
 		o.Gap = 25 * time.Millisecond
+	}
+	if o.ReconcileAfter <= 0 {
+		o.ReconcileAfter = 10 * time.Minute
 	}
 	return o
 }
@@ -70,15 +87,19 @@ const jobTimeout = 30 * time.Second
 // in the transaction rows), so any number of instances may run it on one
 // database and a restart loses nothing.
 type Payouts struct {
-	s     *Service
-	rails rails.Rails
-	opt   PayoutOptions
+	s      *Service
+	router *rails.Router
+	opt    PayoutOptions
 }
 
 // Payouts returns the payout worker over r. Withdraw wakes it after each
 // commit on this instance.
 func (s *Service) Payouts(r rails.Rails, opt PayoutOptions) *Payouts {
-	return &Payouts{s: s, rails: r, opt: opt.withDefaults()}
+	router := opt.Router
+	if router == nil {
+		router = &rails.Router{Sandbox: r}
+	}
+	return &Payouts{s: s, router: router, opt: opt.withDefaults()}
 }
 
 // Run works on due payouts at every poll and wake-up until ctx ends.
@@ -204,7 +225,7 @@ func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
 	}
 	for i, err := range jobs.InBatchAll(rctx, p.s.db, batch, p.recordBatch) {
 		report(batch[i], err)
-		if err == nil && batch[i].err == nil && batch[i].res.Status == rails.PayoutSucceeded {
+		if err == nil && batch[i].err == nil && batch[i].mismatch == "" && batch[i].res.Status == rails.PayoutSucceeded {
 			p.completed(StatusSuccess)
 		}
 	}
@@ -233,10 +254,18 @@ type answer struct {
 	// err is a failure of the rails (or a status they should not answer):
 	// the payout is tried again after a backoff.
 	err error
+	// provider carried the payout; live is true for a real provider.
+	provider string
+	live     bool
+	// mismatch, when not empty, says how the provider's amount differs
+	// from ours: the payout is flagged, not settled.
+	mismatch string
 }
 
 // reverses reports whether recording a reverses the merchant's debit.
-func (a answer) reverses() bool { return a.err == nil && a.res.Status == rails.PayoutFailed }
+func (a answer) reverses() bool {
+	return a.err == nil && a.mismatch == "" && a.res.Status == rails.PayoutFailed
+}
 
 // PayoutOf is the rails' payout of withdrawal t: the beneficiary receives
 // amount_settled.
@@ -268,22 +297,23 @@ func (p *Payouts) ask(ctx context.Context, t *ent.Transaction) (answer, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobTimeout)
 	defer cancel()
 	a := answer{t: t}
+	prov, err := p.providerOf(ctx, &a, payout)
+	if err != nil || a.err != nil {
+		return a, err
+	}
 	if t.RailsReference == nil || t.SubmittedAt == nil {
-		// Submitting is idempotent per reference, so a submission whose
-		// answer was lost (a crash) is simply made again.
+		// Submitting is idempotent per reference (a live provider's adapter
+		// looks the payout up before it submits), so a submission whose
+		// answer was lost (a timeout, a crash) is simply made again.
 		now := p.s.clock.Now()
 		a.submittedAt = &now
-		a.res, a.err = p.rails.SubmitPayout(ctx, payout)
+		a.res, a.err = prov.SubmitPayout(ctx, payout)
 	} else {
-		a.res, a.err = p.rails.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
+		a.res, a.err = prov.CheckPayout(ctx, rails.PayoutQuery{Payout: payout,
 			RailsReference: *t.RailsReference, SubmittedAt: *t.SubmittedAt})
+		p.looked(a)
 	}
-	switch {
-	case a.err != nil:
-	case a.res.Status == rails.PayoutPending, a.res.Status == rails.PayoutSucceeded, a.res.Status == rails.PayoutFailed:
-	default:
-		a.err = fmt.Errorf("rails answered status %q", a.res.Status)
-	}
+	a.read(payout)
 	return a, nil
 }
 
@@ -296,7 +326,7 @@ func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 	var waiting []answer
 	for _, a := range answers {
 		switch {
-		case a.err == nil && a.res.Status == rails.PayoutSucceeded:
+		case a.err == nil && a.mismatch == "" && a.res.Status == rails.PayoutSucceeded:
 			paidOut = append(paidOut, paid{t: a.t, res: a.res})
 		case a.err == nil && a.res.Status == rails.PayoutPending:
 			waiting = append(waiting, a)
@@ -325,7 +355,7 @@ func (p *Payouts) pendingAll(ctx context.Context, waiting []answer) error {
 	}
 	if !p.s.db.IsPostgres() {
 		for _, a := range waiting {
-			if err := p.pending(ctx, a.t, a.res, a.submittedAt); err != nil {
+			if err := p.pending(ctx, a, a.submittedAt); err != nil {
 				return err
 			}
 		}
@@ -335,7 +365,7 @@ func (p *Payouts) pendingAll(ctx context.Context, waiting []answer) error {
 	n := len(waiting)
 	ids, next, refs, submitted := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, a := range waiting {
-		ids[i], next[i], refs[i] = a.t.ID, store.PGTime(p.nextCheck(a.res, now)), a.res.RailsReference
+		ids[i], next[i], refs[i] = a.t.ID, store.PGTime(p.nextCheck(a, now)), a.res.RailsReference
 		if a.submittedAt != nil {
 			submitted[i] = store.PGTime(*a.submittedAt)
 		}
@@ -349,10 +379,13 @@ func (p *Payouts) record(ctx context.Context, a answer) error {
 	if a.err != nil {
 		return p.retry(ctx, a.t)
 	}
+	if a.mismatch != "" {
+		return p.flag(ctx, a)
+	}
 	var err error
 	switch a.res.Status {
 	case rails.PayoutPending:
-		err = p.pending(ctx, a.t, a.res, a.submittedAt)
+		err = p.pending(ctx, a, a.submittedAt)
 	case rails.PayoutSucceeded:
 		_, err = p.s.Succeed(ctx, a.t, p.opt.Owner, a.res)
 	case rails.PayoutFailed:
@@ -368,11 +401,12 @@ func mine(c *ent.Client, t *ent.Transaction, owner string) *ent.TransactionUpdat
 
 // pending records that the rails still hold the payout: look again at
 // res.NextCheck, and remember the submission.
-func (p *Payouts) pending(ctx context.Context, t *ent.Transaction, res rails.PayoutResult, submittedAt *time.Time) error {
+func (p *Payouts) pending(ctx context.Context, a answer, submittedAt *time.Time) error {
 	ctx = tenant.System(ctx)
+	t, res := a.t, a.res
 	now := p.s.clock.Now()
 	u := mine(p.s.db.Client(ctx), t, p.opt.Owner).
-		SetNextRunAt(p.nextCheck(res, now)).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
+		SetNextRunAt(p.nextCheck(a, now)).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
 	if res.RailsReference != "" {
 		u.SetRailsReference(res.RailsReference)
 	}
@@ -383,10 +417,15 @@ func (p *Payouts) pending(ctx context.Context, t *ent.Transaction, res rails.Pay
 	return err
 }
 
-// nextCheck is when to ask the rails again about a payout they still hold.
-func (p *Payouts) nextCheck(res rails.PayoutResult, now time.Time) time.Time {
-	if res.NextCheck.After(now) {
-		return res.NextCheck
+// nextCheck is when to ask the rails again about a payout they still hold:
+// when the sandbox says; for a live provider, whose webhook normally tells
+// the outcome first, after ReconcileAfter (the reconciling look-up).
+func (p *Payouts) nextCheck(a answer, now time.Time) time.Time {
+	if a.live {
+		return now.Add(p.opt.ReconcileAfter)
+	}
+	if a.res.NextCheck.After(now) {
+		return a.res.NextCheck
 	}
 	return now.Add(p.opt.Recheck)
 }

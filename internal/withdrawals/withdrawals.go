@@ -105,7 +105,15 @@ type Service struct {
 	fees   FeeTable
 	// waker wakes this instance's payout worker after a withdrawal commits.
 	waker jobs.Waker
+	// railCheck, when set, refuses a payout whose mode and country have no
+	// rails (RAIL_NOT_CONFIGURED); see CheckRailsWith.
+	railCheck func(mode, country string) error
 }
+
+// CheckRailsWith makes Withdraw refuse, before it changes anything, a
+// payout check refuses (a live payout to a country whose provider is not
+// configured).
+func (s *Service) CheckRailsWith(check func(mode, country string) error) { s.railCheck = check }
 
 // New returns the withdrawals service.
 func New(db *store.DB, c clock.Clock, l *ledger.Service, r *rates.Service, dir *banks.Directory, o *events.Outbox, fees FeeTable) *Service {
@@ -200,6 +208,11 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 				return err // rolls the consumption back
 			}
 			tm = crossTerms(q)
+		}
+		if s.railCheck != nil {
+			if err := s.railCheck(tn.Mode, countryOf(tm.cur)); err != nil {
+				return err // rolls a consumed quote back
+			}
 		}
 		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
 		if err != nil {

@@ -36,8 +36,9 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <body>
 <h1>merchantpay</h1>
 <p>Merchant payments: wallets, NGN virtual accounts, rates, crypto-pay deposits and bank payouts.</p>
-<ul>
-{{range .}}<li><a href="{{.Href}}" rel="{{.Rel}}"><code>{{.Href}}</code></a>: {{.What}}</li>
+{{with .Rails}}<p>Test mode runs on the <code>{{.Test}}</code> rails; live mode on <code>{{.Live}}</code>.</p>
+{{end}}<ul>
+{{range .Links}}<li><a href="{{.Href}}" rel="{{.Rel}}"><code>{{.Href}}</code></a>: {{.What}}</li>
 {{end}}</ul>
 </body>
 </html>
@@ -45,7 +46,18 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 
 // Index answers GET / with an HTML page of links for a browser (Accept
 // names text/html) and the same links as JSON for anything else.
-func Index() http.Handler {
+func Index() http.Handler { return IndexWith(nil) }
+
+// Rails says what each mode's money moves on, as GET / tells it: "sandbox"
+// or the live providers' names.
+type Rails struct {
+	Test string `json:"test"`
+	Live string `json:"live"`
+}
+
+// IndexWith is Index telling also what each mode runs on (rails nil: not
+// told).
+func IndexWith(rails *Rails) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -60,14 +72,18 @@ func Index() http.Handler {
 			h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 			w.WriteHeader(http.StatusOK)
 			if r.Method == http.MethodGet {
-				_ = indexPage.Execute(w, links)
+				_ = indexPage.Execute(w, struct {
+					Links []link
+					Rails *Rails
+				}{links, rails})
 			}
 			return
 		}
 		body, _ := json.Marshal(struct {
 			Name  string `json:"name"`
 			Links []link `json:"links"`
-		}{"merchantpay", links})
+			Rails *Rails `json:"rails,omitempty"`
+		}{"merchantpay", links, rails})
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
