@@ -241,9 +241,11 @@ Try:
     -H 'X-API-KEY: %s' -H 'Content-Type: application/json' \
     -d '{"wallet_reference":"demo-'$RANDOM'","compliance":{"phone":"+2348012345678","firstname":"Ada","lastname":"Obi","email":"ada@example.com","documents":[{"document_type":"INTERNATIONAL_PASSPORT","document_file":"https://example.com/passport.png","document_file_type":"url","document_no":"A01234567"}]}}'
 
-  GraphQL: POST %s/graphql   (subscriptions: ws on the same path)
-  Health:  %s/healthz  %s/readyz
+  Dashboard: %s/dashboard   (sign in with the test secret key above)
+  GraphQL:   POST %s/graphql   (subscriptions: ws on the same path; GraphiQL: open it in a browser)
+  API docs:  %s/docs   (OpenAPI: %s/openapi.json)
+  Health:    %s/healthz  %s/readyz
 
-`, keys, base, c.TestSecretKey, base, base, base)
+`, keys, base, c.TestSecretKey, base, base, base, base, base, base)
 	return nil
 }
