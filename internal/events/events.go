@@ -106,28 +106,26 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 	return evs, nil
 }
 
-// EmitLater is Emit for a caller that reads nothing of the event
-// afterwards (a withdrawal's acceptance): the insert is a prelude of ctx's
-// transaction (store.Prelude), which the put-off debit of a keyed request
-// carries in its own round trip on PostgreSQL; elsewhere it runs now.
-func (o *Outbox) EmitLater(ctx context.Context, typ string, t *ent.Transaction) error {
+// Row is the INSERT of one event about t, for a caller that sends it in a
+// statement of its own (a withdrawal's debit carries its row and its
+// event: ledger.Service.Payout); that statement must run in the
+// transaction carried by ctx, after whose commit the outbox's listeners
+// are woken, as after Emit.
+func (o *Outbox) Row(ctx context.Context, typ string, t *ent.Transaction) (store.Stmt, error) {
 	if !store.InTx(ctx) {
-		return fmt.Errorf("events: Emit outside a transaction")
+		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
 	payload, err := payloadFor(ctx, t)
 	if err != nil {
-		return err
+		return store.Stmt{}, err
 	}
 	query, args := entsql.Dialect(o.db.Dialect).Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
 			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent).
 		Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, o.clock.Now(), false, tracing.ParentOf(ctx)).
 		Query()
-	if err := store.Prelude(ctx, store.Stmt{SQL: query, Args: args}); err != nil {
-		return err
-	}
 	store.AfterCommit(ctx, o.wake)
-	return nil
+	return store.Stmt{SQL: query, Args: args}, nil
 }
 
 // payloadFor is the payload of an event about t, which must be of ctx's
