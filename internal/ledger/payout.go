@@ -18,8 +18,8 @@ import (
 // available balance (a withdrawal's debit), together with rows: INSERTs
 // the caller built, each writing exactly one row (the withdrawal's row and
 // its event), in the transaction carried by ctx (or its own). It must be
-// the last balance change of that transaction: the row it takes stays
-// locked until the commit.
+// the last balance change of that transaction: the slot it takes stays
+// locked until the commit. Each of rows writes Stmt.Rows rows.
 //
 // On PostgreSQL it is one statement after a SAVEPOINT: rows and the
 // entries are inserted in its WITH clauses, then the amount is taken from
@@ -50,7 +50,7 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 	err = s.db.Tx(ctx, func(ctx context.Context) error {
 		if !s.db.IsPostgres() {
 			for _, st := range rows {
-				if err := store.ExecOne(ctx, st); err != nil {
+				if err := store.ExecRows(ctx, st); err != nil {
 					return err
 				}
 			}

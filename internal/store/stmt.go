@@ -17,12 +17,21 @@ import (
 type Stmt struct {
 	SQL  string
 	Args []any
+	// Rows is how many rows it writes; 0 means one.
+	Rows int
 }
 
-// CTEs renders rows, statements that each write exactly one row, as the
+func (st Stmt) rows() int {
+	if st.Rows == 0 {
+		return 1
+	}
+	return st.Rows
+}
+
+// CTEs renders rows, statements that each write exactly Stmt.Rows rows, as the
 // WITH clauses of one PostgreSQL statement: "w1 AS (... RETURNING 1), w2
 // AS (...)", with their arguments renumbered in order from $1. cond is
-// "(SELECT count(*) FROM w1) = 1 AND ...": the carrying statement puts it
+// "(SELECT count(*) FROM w1) = n1 AND ...": the carrying statement puts it
 // where its own effect depends on it, so that every row is written before
 // that effect and the effect needs all of them. The carrier's own
 // arguments follow args.
@@ -35,7 +44,7 @@ func CTEs(rows []Stmt) (ctes, cond string, args []any) {
 			w.WriteString(" AND ")
 		}
 		c.WriteString(name + " AS (" + renumber(p.SQL, len(args)) + " RETURNING 1)")
-		w.WriteString("(SELECT count(*) FROM " + name + ") = 1")
+		w.WriteString("(SELECT count(*) FROM " + name + ") = " + strconv.Itoa(p.rows()))
 		args = append(args, p.Args...)
 	}
 	return c.String(), w.String(), args
@@ -65,10 +74,10 @@ func renumber(query string, by int) string {
 	return b.String()
 }
 
-// ExecOne runs st, which must write exactly one row, in the transaction
-// carried by ctx: ErrWroteNothing when it wrote none. Its database error
+// ExecRows runs st, which must write exactly st.Rows rows, in the
+// transaction carried by ctx: ErrWroteNothing when it wrote fewer. Its database error
 // is returned as it is (a unique index's refusal stays recognisable).
-func ExecOne(ctx context.Context, st Stmt) error {
+func ExecRows(ctx context.Context, st Stmt) error {
 	tx := ent.TxFromContext(ctx)
 	if tx == nil {
 		return fmt.Errorf("store: a row's statement outside a transaction")
@@ -79,12 +88,11 @@ func ExecOne(ctx context.Context, st Stmt) error {
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
-	} else if n != 1 {
+	} else if n != int64(st.rows()) {
 		return ErrWroteNothing
 	}
 	return nil
 }
 
-// ErrWroteNothing: a statement that should have written one row wrote
-// none.
+// ErrWroteNothing: a statement wrote fewer rows than it should have.
 var ErrWroteNothing = errors.New("store: a statement wrote no row")

@@ -107,6 +107,8 @@ type Service struct {
 	fees   FeeTable
 	// waker wakes this instance's payout worker after a withdrawal commits.
 	waker jobs.Waker
+	// batches queues direct withdrawals by balance (batch.go).
+	batches batches
 }
 
 // New returns the withdrawals service.
@@ -227,11 +229,12 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 		if err != nil {
 			return err
 		}
-		event, err := s.outbox.Row(ctx, events.WithdrawalPending, t)
+		ts := []*ent.Transaction{t}
+		event, err := s.outbox.Rows(ctx, events.WithdrawalPending, ts)
 		if err != nil {
 			return err
 		}
-		_, err = s.ledger.Payout(ctx, debitPosting(tn, t, tm), []store.Stmt{rowInsert(s.db.Dialect, t), event})
+		_, err = s.ledger.Payout(ctx, debitPosting(tn, t, tm), []store.Stmt{rowsInsert(s.db.Dialect, ts), event})
 		if in.Reference != nil && store.IsUniqueViolation(err) {
 			// The only unique value of these rows not made here.
 			return transactions.DuplicateReference(*in.Reference)
@@ -329,19 +332,15 @@ func (s *Service) row(ctx context.Context, tn tenant.Tenant, in Input, tm terms,
 	return t, nil
 }
 
-// rowInsert is the INSERT of t, a withdrawal built by row: every column a
-// withdrawal sets; the others take their defaults. A taken merchant
-// reference is refused by the unique index (no read first).
-func rowInsert(dialect string, t *ent.Transaction) store.Stmt {
+// rowsInsert is the INSERT of ts, withdrawals built by row, in one
+// statement: every column a withdrawal sets; the others take their
+// defaults. A taken merchant reference is refused by the unique index.
+func rowsInsert(dialect string, ts []*ent.Transaction) store.Stmt {
 	orNull := func(v any, set bool) any {
 		if !set {
 			return nil
 		}
 		return v
-	}
-	var trxRate any
-	if t.TrxRate != nil {
-		trxRate = t.TrxRate.String()
 	}
 	cols := []string{transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode,
 		transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldReference,
@@ -353,18 +352,25 @@ func rowInsert(dialect string, t *ent.Transaction) store.Stmt {
 		transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer,
 		transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant,
 		transaction.FieldSettledAt, transaction.FieldNextRunAt, transaction.FieldAttempts, transaction.FieldTraceParent}
-	vals := []any{t.ID, t.MerchantID, t.Mode,
-		t.CreatedAt, t.UpdatedAt, t.Reference,
-		orNull(deref(t.MerchantReference), t.MerchantReference != nil), orNull(deref(t.MerchantReferenceKey), t.MerchantReferenceKey != nil), t.Type,
-		t.Purpose, t.Status, t.FromAmount, t.FromCurrency,
-		t.Amount, t.Currency, t.AmountCharged, t.AmountSettled,
-		orNull(derefInt(t.ToAmount), t.ToAmount != nil), orNull(deref(t.ToCurrency), t.ToCurrency != nil), t.Fee, t.FeeCurrency,
-		trxRate, orNull(deref(t.RateID), t.RateID != nil), t.FromParty, t.ToParty,
-		t.Channel, t.Narration, deref(t.Beneficiary), t.FeeBearer,
-		t.Destination, t.PaymentSlug, t.FromMerchant,
-		*t.SettledAt, *t.NextRunAt, t.Attempts, orNull(deref(t.TraceParent), t.TraceParent != nil)}
-	query, args := entsql.Dialect(dialect).Insert(transaction.Table).Columns(cols...).Values(vals...).Query()
-	return store.Stmt{SQL: query, Args: args}
+	ins := entsql.Dialect(dialect).Insert(transaction.Table).Columns(cols...)
+	for _, t := range ts {
+		var trxRate any
+		if t.TrxRate != nil {
+			trxRate = t.TrxRate.String()
+		}
+		ins.Values(t.ID, t.MerchantID, t.Mode,
+			t.CreatedAt, t.UpdatedAt, t.Reference,
+			orNull(deref(t.MerchantReference), t.MerchantReference != nil), orNull(deref(t.MerchantReferenceKey), t.MerchantReferenceKey != nil), t.Type,
+			t.Purpose, t.Status, t.FromAmount, t.FromCurrency,
+			t.Amount, t.Currency, t.AmountCharged, t.AmountSettled,
+			orNull(derefInt(t.ToAmount), t.ToAmount != nil), orNull(deref(t.ToCurrency), t.ToCurrency != nil), t.Fee, t.FeeCurrency,
+			trxRate, orNull(deref(t.RateID), t.RateID != nil), t.FromParty, t.ToParty,
+			t.Channel, t.Narration, deref(t.Beneficiary), t.FeeBearer,
+			t.Destination, t.PaymentSlug, t.FromMerchant,
+			*t.SettledAt, *t.NextRunAt, t.Attempts, orNull(deref(t.TraceParent), t.TraceParent != nil))
+	}
+	query, args := ins.Query()
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}
 }
 
 func deref(p *string) string {
