@@ -11,22 +11,22 @@
 // balance, and a row's lock is held until the commit: one row would queue
 // all of them. On PostgreSQL a payout's debit (Payout) therefore takes its
 // amount from one of Slots rows (BalanceSlot) that hold parts of the
-// available balance: the first one that covers it and that no other
-// transaction holds (FOR UPDATE SKIP LOCKED), so it never waits for a
-// slot. An account's available balance is its row's column plus its
-// slots. When no free slot covers the debit, the same transaction locks
-// the row and every slot (rebalance), refuses only when their sum falls
-// short, and spreads what is left evenly over them again. Every other
+// available balance, picked in turn. An account's available balance is
+// its row's column plus its slots. When that slot does not cover the
+// debit, the same transaction rolls back to before it (releasing the
+// slot), locks the row and every slot (rebalance), refuses only when their
+// sum falls short, and spreads what is left evenly over them again. Every other
 // change works on the account's row; a decrease the row cannot cover
-// gathers the slots into it. Rows are locked in one order: accounts by id,
-// and within an account its row before its slots. A transaction that
-// takes a slot takes no balance row after it and never waits while
-// holding it.
+// gathers the slots into it, and a batch of withdrawals (Hold, PayoutAll)
+// gathers them too. Rows are locked in one order: accounts by id, and
+// within an account its row before its slots. A transaction that holds a
+// slot waits for no balance row and for no other slot.
 package ledger
 
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -84,6 +84,8 @@ type Posting struct {
 type Service struct {
 	db    *store.DB
 	clock clock.Clock
+	// turn picks the slot of the next payout's debit.
+	turn atomic.Uint32
 	// simulations says in which modes Fund exists.
 	simulations rails.Simulations
 }

@@ -23,8 +23,8 @@ import (
 //
 // On PostgreSQL it is one statement after a SAVEPOINT: rows and the
 // entries are inserted in its WITH clauses, then the amount is taken from
-// a slot of the balance that covers it and that no other transaction
-// holds (see the package comment). When no such slot exists, the
+// the next slot of the balance in turn, if it covers it (see the package
+// comment). When no such slot exists, the
 // transaction rolls back to the savepoint, writes rows and entries again,
 // and rebalance takes the amount from the whole balance. On SQLite the rows, the entries and
 // the account's conditional UPDATE are statements of their own.
@@ -59,12 +59,11 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 			return err
 		}
 		p.CreatedAt = s.clock.Now()
-		// A slot that was changed after this statement's snapshot is
-		// locked before it is checked, and stays locked even when it then
-		// falls short; a transaction holding a slot must not wait for the
-		// row (a rebalance holding the row may wait for that slot). A
-		// refused take therefore rolls back to here, which releases any
-		// slot it locked, before the whole balance is taken.
+		// An UPDATE that waited for a slot keeps it locked even when its
+		// condition then fails; a transaction holding a slot must not wait
+		// for the row (a rebalance holding the row may wait for that
+		// slot). A refused take therefore rolls back to here, which
+		// releases the slot, before the whole balance is taken.
 		tx := ent.TxFromContext(ctx)
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT payout"); err != nil {
 			return store.Classify(fmt.Errorf("ledger: payout: %w", err))
@@ -87,15 +86,12 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 	return p, nil
 }
 
-// writeAndTake writes rows and p's entries and, with take, lowers a free
-// slot of d's account that covers d, in one statement; taken is false when
-// no slot was free and covered it (rows and entries are written all the
-// same).
-//
-// The slot is picked FOR UPDATE SKIP LOCKED: a slot another transaction
-// holds is passed over, never waited for, so a transaction holding a slot
-// never waits on another's. The UPDATE's condition reads every inserted
-// row, so that all of them are written before the slot is locked.
+// writeAndTake writes rows and p's entries and, with take, lowers the next
+// slot of d's account in turn (nextSlot) if it covers d, in one statement;
+// taken is false when it does not (rows and entries are written all the
+// same). The UPDATE's condition reads every inserted row, so that all of
+// them are written before the slot is locked. It waits for a slot another
+// transaction holds: that one waits for nothing while holding it.
 func (s *Service) writeAndTake(ctx context.Context, p Posting, d *delta, rows []store.Stmt, take bool) (taken bool, err error) {
 	ctes, wrote, args := store.CTEs(rows)
 	arg := func(v any) string {
@@ -112,9 +108,7 @@ func (s *Service) writeAndTake(ctx context.Context, p Posting, d *delta, rows []
 		amount := arg(-d.available)
 		b.WriteString(", u AS (UPDATE " + balanceslot.Table + " SET " + balanceslot.FieldAvailable + " = " +
 			balanceslot.FieldAvailable + " - " + amount + ", " + balanceslot.FieldUpdatedAt + " = " + arg(p.CreatedAt) +
-			" WHERE " + balanceslot.FieldID + " = (SELECT " + balanceslot.FieldID + " FROM " + balanceslot.Table +
-			" WHERE " + balanceslot.FieldAccountID + " = " + arg(d.acct.ID()) + " AND " + balanceslot.FieldAvailable + " >= " + amount +
-			" LIMIT 1 FOR UPDATE SKIP LOCKED)" +
+			" WHERE " + balanceslot.FieldID + " = " + arg(slotID(d.acct.ID(), s.nextSlot())) +
 			" AND " + balanceslot.FieldAvailable + " >= " + amount +
 			" AND (SELECT count(*) FROM e) = " + arg(len(p.Entries)))
 		if wrote != "" {

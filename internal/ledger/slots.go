@@ -22,8 +22,12 @@ const Slots = 8
 // order.
 func slotID(accountID string, n int) string { return accountID + "#" + strconv.Itoa(n) }
 
+// nextSlot is the slot of the next payout's debit: in turn, so that
+// concurrent payouts of one balance take different rows.
+func (s *Service) nextSlot() int { return int(s.turn.Add(1)%Slots) + 1 }
+
 // rebalance applies d, a decrease that the account's row (or, spreading,
-// any free slot) could not cover, to the whole balance: it
+// the slot a payout picked) could not cover, to the whole balance: it
 // locks the row and then every slot (PostgreSQL; SQLite has one writer),
 // and refuses with InsufficientBalance when their sum does not cover d.
 // Otherwise what is left of the available balance goes back spread evenly

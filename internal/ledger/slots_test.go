@@ -30,7 +30,7 @@ func (f *fixture) slots(t *testing.T) []int64 {
 	return out
 }
 
-// A payout's debit on PostgreSQL takes its amount from one free slot of
+// A payout's debit on PostgreSQL takes its amount from the next slot of
 // the balance that covers it; when none does, the whole balance is locked
 // and spread again, refusing only what it cannot cover; any other decrease
 // the row cannot cover gathers the slots back. Balances count the slots,

@@ -56,6 +56,11 @@ import (
 // maxBatch bounds the members of one batch.
 const maxBatch = 64
 
+// maxRunning is how many batches of one balance may run at once: while
+// one holds the balance, the next locks its members' keys and reads their
+// references, so that the balance is never idle between two batches.
+const maxRunning = 2
+
 // batchTimeout bounds one batch's transaction, whoever waits on it.
 const batchTimeout = 30 * time.Second
 
@@ -63,7 +68,7 @@ const batchTimeout = 30 * time.Second
 type batches struct {
 	mu      sync.Mutex
 	waiting map[string][]*member
-	running map[string]bool
+	running map[string]int
 }
 
 // member is one withdrawal in a batch.
@@ -144,11 +149,11 @@ func (b *batches) join(s *Service, balance string, m *member) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.waiting == nil {
-		b.waiting, b.running = map[string][]*member{}, map[string]bool{}
+		b.waiting, b.running = map[string][]*member{}, map[string]int{}
 	}
 	b.waiting[balance] = append(b.waiting[balance], m)
-	if !b.running[balance] {
-		b.running[balance] = true
+	if b.running[balance] < maxRunning {
+		b.running[balance]++
 		go s.drain(balance)
 	}
 }
@@ -161,7 +166,9 @@ func (s *Service) drain(balance string) {
 		ms := b.waiting[balance]
 		if len(ms) == 0 {
 			delete(b.waiting, balance)
-			delete(b.running, balance)
+			if b.running[balance]--; b.running[balance] == 0 {
+				delete(b.running, balance)
+			}
 			b.mu.Unlock()
 			return
 		}

@@ -180,11 +180,12 @@ func feeBearer(in Input) string {
 //     from it.
 //  5. The merchant's name: from the principal, else one SELECT.
 //  6. The row and its event are built here, in Go: nothing is sent.
-//  7. ledger.Service.Payout sends, in one statement on PostgreSQL, the
-//     row's INSERT, the event's, the ledger entries and the conditional
-//     debit of one slot of the balance (or, when no free slot covers it,
-//     a second statement that takes it from the whole balance). It is the
-//     last statement: the slot stays locked until the commit.
+//  7. ledger.Service.Payout sends a SAVEPOINT and then, in one statement
+//     on PostgreSQL, the row's INSERT, the event's, the ledger entries and
+//     the conditional debit of one slot of the balance. When that slot
+//     falls short, it rolls back to the savepoint and takes the amount
+//     from the whole balance instead. It is the last write: the slot (or
+//     the row) stays locked until the commit.
 //  8. After the commit, this instance's payout worker is woken; any
 //     instance's would find the row anyway (next_run_at is now).
 //
