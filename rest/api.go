@@ -181,30 +181,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		do = a.deps.Idem.DoLookup // outside any transaction, keyed all the same
 	}
 	key := r.Header.Get("Idempotency-Key")
-	ireq := idem.Request{Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, req.Body), KeyHash: confirm}
-	render := func(ctx context.Context, res Result, err error) (idem.Response, bool) {
+	resp, replayed, err := do(ctx, idem.Request{
+		Tenant: p.Tenant(), Key: key, Hash: idem.HashRequest(r.Method, r.URL.Path, req.Body), KeyHash: confirm,
+	}, func(ctx context.Context) (idem.Response, bool) {
+		res, err := rt.Handle(ctx, req)
 		if err != nil {
 			e := a.logError(r.WithContext(ctx), err)
 			return idem.Response{Status: e.Kind.Status(), Body: renderError(e, obs.RequestID(ctx)), ContentType: jsonType}, false
 		}
 		return idem.Response{Status: statusOf(res), Body: renderOK(res), ContentType: jsonType}, true
-	}
-	var resp idem.Response
-	var replayed bool
-	if rt.Seated != nil {
-		resp, replayed, err = a.deps.Idem.Seated(ctx, ireq, func(ctx context.Context, seat *idem.Seat) (idem.Response, bool) {
-			res, err := rt.Seated(ctx, req, seat)
-			if errors.Is(err, idem.ErrDecided) {
-				return idem.Response{}, false // the key's stored answer goes out instead
-			}
-			return render(ctx, res, err)
-		})
-	} else {
-		resp, replayed, err = do(ctx, ireq, func(ctx context.Context) (idem.Response, bool) {
-			res, err := rt.Handle(ctx, req)
-			return render(ctx, res, err)
-		})
-	}
+	})
 	if err != nil {
 		if errors.Is(err, idem.ErrKeyNotLive) {
 			a.deps.Auth.Forget(confirm)

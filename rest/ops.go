@@ -51,7 +51,7 @@ func (o *Ops) routes() []Route {
 		{Method: http.MethodGet, Pattern: "/transactions", Handle: o.listTransactions},
 		{Method: http.MethodGet, Pattern: "/transactions/{reference}", Handle: o.getTransaction, WithKey: o.getTransactionWithKey},
 		{Method: http.MethodPost, Pattern: "/transactions/swap", Handle: o.createSwap},
-		{Method: http.MethodPost, Pattern: "/transactions/withdraw", Seated: o.withdraw},
+		{Method: http.MethodPost, Pattern: "/transactions/withdraw", Handle: o.withdraw},
 		{Method: http.MethodPost, Pattern: "/transactions/deposit", Handle: o.startDeposit},
 		{Method: http.MethodPost, Pattern: "/sandbox/deposits/crypto-pay/{prepayId}", Handle: o.completeCryptoPay},
 		{Method: http.MethodGet, Pattern: "/markets/rates", Access: PublicKey, Handle: o.getRates},

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
 )
 
@@ -46,11 +45,6 @@ type Route struct {
 	// outside any database transaction, so a rails call never holds one
 	// open; an Idempotency-Key is honoured all the same (idem.DoLookup).
 	Lookup bool
-	// Seated, when set, handles a POST whose operation begins its own
-	// write (a withdrawal, in the batch of its balance): it is given the
-	// request's idempotency seat (idem.Store.Seated) instead of running
-	// in a transaction begun for it. Handle is then unused.
-	Seated func(ctx context.Context, r *Request, seat *idem.Seat) (Result, error)
 	// WithKey, when set, answers a GET in the statement that authenticates
 	// its key (one round trip instead of two). found false, with no error,
 	// sends the request the usual way: Authenticate, then Handle.

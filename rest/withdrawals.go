@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"merchantpay/internal/apperr"
-	"merchantpay/internal/idem"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/present/txview"
 )
@@ -43,7 +42,7 @@ func decodeWithdraw(raw []byte, f *apperr.Fields) (withdrawals.Input, error) {
 // withdraw starts a withdrawal: 200 with the pending Transaction. The
 // message says the withdrawal completed, as the spec's does, although it is
 // still pending.
-func (o *Ops) withdraw(ctx context.Context, r *Request, seat *idem.Seat) (Result, error) {
+func (o *Ops) withdraw(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	in, err := decodeWithdraw(r.Body, &f)
 	if err != nil {
@@ -54,7 +53,7 @@ func (o *Ops) withdraw(ctx context.Context, r *Request, seat *idem.Seat) (Result
 		// (Withdraw checks the input itself otherwise).
 		return Result{}, o.Withdrawals.Check(in, &f)
 	}
-	t, err := o.Withdrawals.WithdrawIn(ctx, seat, in)
+	t, err := o.Withdrawals.Withdraw(ctx, in)
 	if err != nil {
 		return Result{}, err
 	}

@@ -109,7 +109,7 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 // Rows is the INSERT of one event of type typ about each of ts, new
 // withdrawals, in one statement, for a caller that sends it with others of
 // its own (a withdrawal's debit carries its row and its event:
-// ledger.Service.Payout, PayoutAll). Each event carries the trace parent
+// ledger.Service.Payout). Each event carries the trace parent
 // of its transaction, the request that made it. The statement must run in
 // the transaction carried by ctx, after whose commit the outbox's
 // listeners are woken, as after Emit.

@@ -376,7 +376,7 @@ var errTaken = errors.New("idem: key already has a live record")
 // one holds it.
 func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 	ctx = tenant.System(ctx)
-	query, args := s.saveStmt([]Request{req}, []Response{resp})
+	query, args := s.saveStmt(req, resp)
 	res, err := s.db.Client(ctx).ExecContext(ctx, query, args...)
 	if err != nil {
 		return store.Classify(err)
@@ -389,24 +389,22 @@ func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 	return nil
 }
 
-// saveStmt inserts each resps[i] as reqs[i]'s record, or replaces an
-// expired one; it writes no row for a key that has a live record.
-func (s *Store) saveStmt(reqs []Request, resps []Response) (string, []any) {
+// saveStmt inserts resp as req's record, or replaces an expired one; it
+// writes no row when the key has a live record.
+func (s *Store) saveStmt(req Request, resp Response) (string, []any) {
 	now := s.clock.Now()
-	ins := entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
+	return entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
 		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
 			idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
-			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt)
-	for i, req := range reqs {
-		ins.Values(req.Tenant.MerchantID, req.Tenant.Mode, req.Key, req.Hash, resps[i].Status, resps[i].Body,
-			resps[i].ContentType, now, now.Add(TTL))
-	}
-	return ins.OnConflict(
-		entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
-		entsql.ResolveWithNewValues(),
-		// The builder qualifies the column with the table: the existing row.
-		entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
-	).Query()
+			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
+		Values(req.Tenant.MerchantID, req.Tenant.Mode, req.Key, req.Hash, resp.Status, resp.Body,
+			resp.ContentType, now, now.Add(TTL)).
+		OnConflict(
+			entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
+			entsql.ResolveWithNewValues(),
+			// The builder qualifies the column with the table: the existing row.
+			entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
+		).Query()
 }
 
 // Purge deletes expired records.

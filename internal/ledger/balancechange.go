@@ -132,15 +132,9 @@ func shortfall(d *delta, have Balance) error {
 	a := d.acct
 	cur := a.Currency
 	if d.available < 0 && have.Available < -d.available {
-		return Shortfall(cur, have.Available, -d.available)
+		return apperr.New(apperr.InsufficientBalance, "insufficient balance: %s %s available, %s %s needed",
+			money.Format(have.Available, cur), cur, money.Format(-d.available, cur), cur)
 	}
 	return apperr.New(apperr.InsufficientBalance, "insufficient pending balance: %s %s pending, %s %s needed",
 		money.Format(have.Pending, cur), cur, money.Format(-d.pending, cur), cur)
-}
-
-// Shortfall is the INSUFFICIENT_BALANCE refusal of a payout of need from
-// an available balance of have, in minor units of c.
-func Shortfall(c money.Currency, have, need int64) error {
-	return apperr.New(apperr.InsufficientBalance, "insufficient balance: %s %s available, %s %s needed",
-		money.Format(have, c), c, money.Format(need, c), c)
 }

@@ -17,8 +17,7 @@
 // slot), locks the row and every slot (rebalance), refuses only when their
 // sum falls short, and spreads what is left evenly over them again. Every other
 // change works on the account's row; a decrease the row cannot cover
-// gathers the slots into it, and a batch of withdrawals (Hold, PayoutAll)
-// gathers them too. Rows are locked in one order: accounts by id, and
+// gathers the slots into it. Rows are locked in one order: accounts by id, and
 // within an account its row before its slots. A transaction that holds a
 // slot waits for no balance row and for no other slot.
 package ledger

@@ -206,12 +206,6 @@ func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
 	return tx, nil
 }
 
-// Traced starts the span of a transaction that its caller begins and
-// ends itself (Begin), as Tx traces its own; end records its outcome.
-func (db *DB) Traced(ctx context.Context) (_ context.Context, end func(error)) {
-	return db.tr.start(ctx, "transaction")
-}
-
 // WithTx returns ctx carrying tx.
 func WithTx(ctx context.Context, tx *ent.Tx) context.Context { return ent.NewTxContext(ctx, tx) }
 

@@ -107,8 +107,6 @@ type Service struct {
 	fees   FeeTable
 	// waker wakes this instance's payout worker after a withdrawal commits.
 	waker jobs.Waker
-	// batches queues direct withdrawals by balance (batch.go).
-	batches batches
 }
 
 // New returns the withdrawals service.

@@ -19,19 +19,19 @@ import (
 	"merchantpay/server/servertest"
 )
 
-// seated runs one withdrawal as the REST API does, through
-// idem.Store.Seated with WithdrawIn: the answer is rendered from the
-// outcome, a refusal's with a part no second rendering would repeat, so
-// that a replay shows the stored bytes.
-func seated(e *servertest.Env, tn tenant.Tenant, key string, in withdrawals.Input) (idem.Response, bool, error) {
+// withdraw runs one withdrawal as the REST API does, Withdraw inside
+// idem.Store.Do: the answer is rendered from its outcome, a refusal's with
+// a part no second rendering would repeat, so that a replay shows the
+// stored bytes.
+func withdraw(e *servertest.Env, tn tenant.Tenant, key string, in withdrawals.Input) (idem.Response, bool, error) {
 	ctx := tenant.With(context.Background(), tn)
 	ref := ""
 	if in.Reference != nil {
 		ref = *in.Reference
 	}
 	req := idem.Request{Tenant: tn, Key: key, Hash: idem.HashRequest("POST", "/withdraw", []byte(in.Amount.String()+" "+ref))}
-	return e.App.Idem.Seated(ctx, req, func(ctx context.Context, seat *idem.Seat) (idem.Response, bool) {
-		t, err := e.App.Withdrawals.WithdrawIn(ctx, seat, in)
+	return e.App.Idem.Do(ctx, req, func(ctx context.Context) (idem.Response, bool) {
+		t, err := e.App.Withdrawals.Withdraw(ctx, in)
 		if err != nil {
 			ae := apperr.As(err)
 			return idem.Response{Status: ae.Kind.Status(), Body: []byte(string(ae.Kind) + " " + uuid.NewString())}, false
@@ -40,9 +40,9 @@ func seated(e *servertest.Env, tn tenant.Tenant, key string, in withdrawals.Inpu
 	})
 }
 
-// batchInput is a direct NGN withdrawal of amount whose fee the
+// wdInput is a direct NGN withdrawal of amount whose fee the
 // beneficiary bears: it charges the merchant exactly amount.
-func batchInput(bank string, amount int, ref string) withdrawals.Input {
+func wdInput(bank string, amount int, ref string) withdrawals.Input {
 	s := func(v string) *string { return &v }
 	d := decimal.NewFromInt(int64(amount))
 	in := withdrawals.Input{Amount: &d, Currency: s("NGN"), FeeBearer: s("beneficiary"),
@@ -59,14 +59,14 @@ func ngBank(t *testing.T, e *servertest.Env, m servertest.Merchant) string {
 	return e.REST("GET", "/misc/banks?country=NG", m.TestSecret, nil).Expect(200).List()[0].(map[string]any)["code"].(string)
 }
 
-// TestBatchConcurrentWithdrawals: 200 withdrawals at once, half of them
-// keyed, against a balance that covers exactly 100: exactly 100 are
-// accepted and 100 refused INSUFFICIENT_BALANCE, the balance ends at zero,
-// each accepted one has its row and its event, the ledger's invariants
-// hold, and every keyed one replays its stored answer byte for byte.
-func TestBatchConcurrentWithdrawals(t *testing.T) {
+// TestWithdrawAtOnce: 200 withdrawals at once, half of them keyed,
+// against a balance that covers exactly 100: exactly 100 are accepted and
+// 100 refused INSUFFICIENT_BALANCE, the balance ends at zero, each
+// accepted one has its row and its event, the ledger's invariants hold,
+// and every keyed one replays its stored answer byte for byte.
+func TestWithdrawAtOnce(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		m := e.Merchant("Batch Many")
+		m := e.Merchant("Many At Once")
 		bank := ngBank(t, e, m)
 		tn := tenant.Tenant{MerchantID: m.ID, Mode: tenant.Test}
 		e.REST("POST", "/sandbox/balances/fund", m.TestSecret, map[string]any{"currency": "NGN", "amount": 10_000}).Expect(200)
@@ -88,7 +88,7 @@ func TestBatchConcurrentWithdrawals(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, _, err := seated(e, tn, key(i), batchInput(bank, 100, ""))
+				resp, _, err := withdraw(e, tn, key(i), wdInput(bank, 100, ""))
 				res[i] = result{resp, err}
 			}()
 		}
@@ -123,7 +123,7 @@ func TestBatchConcurrentWithdrawals(t *testing.T) {
 			t.Fatalf("ledger invariants: %v", err)
 		}
 		for i := 0; i < n; i += 2 {
-			again, replayed, err := seated(e, tn, key(i), batchInput(bank, 100, ""))
+			again, replayed, err := withdraw(e, tn, key(i), wdInput(bank, 100, ""))
 			if err != nil || !replayed || again.Status != res[i].resp.Status || string(again.Body) != string(res[i].resp.Body) {
 				t.Fatalf("key %s: %d %q, replayed %v as %d %q (%v)", key(i), res[i].resp.Status, res[i].resp.Body,
 					replayed, again.Status, again.Body, err)
@@ -132,17 +132,17 @@ func TestBatchConcurrentWithdrawals(t *testing.T) {
 	})
 }
 
-// TestBatchReferences: withdrawals at once that share a merchant
+// TestWithdrawReferencesAtOnce: withdrawals at once that share a merchant
 // reference, and one whose reference was taken before: exactly one of the
-// sharers is accepted, every other is refused DUPLICATE_REFERENCE on its
-// own, the others of the batch are accepted, and keyed refusals replay.
-func TestBatchReferences(t *testing.T) {
+// sharers is accepted, every other is refused DUPLICATE_REFERENCE, the
+// others are accepted, and keyed answers, refusals included, replay.
+func TestWithdrawReferencesAtOnce(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
-		m := e.Merchant("Batch Refs")
+		m := e.Merchant("Refs At Once")
 		bank := ngBank(t, e, m)
 		tn := tenant.Tenant{MerchantID: m.ID, Mode: tenant.Test}
 		e.REST("POST", "/sandbox/balances/fund", m.TestSecret, map[string]any{"currency": "NGN", "amount": 10_000}).Expect(200)
-		if r, _, err := seated(e, tn, "", batchInput(bank, 100, "Taken")); err != nil || r.Status != 200 {
+		if r, _, err := withdraw(e, tn, "", wdInput(bank, 100, "Taken")); err != nil || r.Status != 200 {
 			t.Fatalf("first: %d %s %v", r.Status, r.Body, err)
 		}
 
@@ -153,7 +153,7 @@ func TestBatchReferences(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, _, err := seated(e, tn, fmt.Sprint("ref-", i), batchInput(bank, 100, ref))
+				r, _, err := withdraw(e, tn, fmt.Sprint("ref-", i), wdInput(bank, 100, ref))
 				if err != nil {
 					t.Error(err)
 				}
@@ -179,7 +179,7 @@ func TestBatchReferences(t *testing.T) {
 			t.Fatalf("%d accepted, %d duplicates; want 5 and 3", ok, dup)
 		}
 		for i, ref := range refs {
-			again, replayed, err := seated(e, tn, fmt.Sprint("ref-", i), batchInput(bank, 100, ref))
+			again, replayed, err := withdraw(e, tn, fmt.Sprint("ref-", i), wdInput(bank, 100, ref))
 			if err != nil || !replayed || string(again.Body) != string(res[i].Body) {
 				t.Errorf("%q replayed %v as %q, first %q (%v)", ref, replayed, again.Body, res[i].Body, err)
 			}
