@@ -48,8 +48,10 @@ func (o *Ops) withdraw(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := o.Withdrawals.Check(in, &f); err != nil {
-		return Result{}, err
+	if f.Len() > 0 {
+		// Fields of the wrong type: name them with every other bad field
+		// (Withdraw checks the input itself otherwise).
+		return Result{}, o.Withdrawals.Check(in, &f)
 	}
 	t, err := o.Withdrawals.Withdraw(ctx, in)
 	if err != nil {

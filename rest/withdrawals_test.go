@@ -992,11 +992,10 @@ func railsFailed() rails.PayoutResult {
 	return rails.PayoutResult{Status: rails.PayoutFailed, Reason: "refused"}
 }
 
-// A keyed withdrawal's debit runs after its answer is stored (store.Last);
-// a refused debit must still answer, store and replay the refusal, and
-// write nothing. Many keyed withdrawals at once against a balance covering
-// half of them: exactly half are accepted, each key replays its own
-// answer, and the balance ends at zero.
+// A keyed withdrawal whose debit is refused must still answer, store and
+// replay the refusal, and write nothing. Many keyed withdrawals at once
+// against a balance covering half of them: exactly half are accepted, each
+// key replays its own answer, and the balance ends at zero.
 func TestWithdrawKeyedRefusals(t *testing.T) {
 	wdEach(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Keyed Co")

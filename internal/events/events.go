@@ -106,28 +106,35 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 	return evs, nil
 }
 
-// EmitLater is Emit for a caller that reads nothing of the event
-// afterwards (a withdrawal's acceptance): the insert is a prelude of ctx's
-// transaction (store.Prelude), which the put-off debit of a keyed request
-// carries in its own round trip on PostgreSQL; elsewhere it runs now.
-func (o *Outbox) EmitLater(ctx context.Context, typ string, t *ent.Transaction) error {
+// Rows is the INSERT of one event of type typ about each of ts, new
+// withdrawals, in one statement, for a caller that sends it with others of
+// its own (a withdrawal's debit carries its row and its event:
+// ledger.Service.Payout). Each event carries the trace parent
+// of its transaction, the request that made it. The statement must run in
+// the transaction carried by ctx, after whose commit the outbox's
+// listeners are woken, as after Emit.
+func (o *Outbox) Rows(ctx context.Context, typ string, ts []*ent.Transaction) (store.Stmt, error) {
 	if !store.InTx(ctx) {
-		return fmt.Errorf("events: Emit outside a transaction")
+		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
-	payload, err := payloadFor(ctx, t)
-	if err != nil {
-		return err
-	}
-	query, args := entsql.Dialect(o.db.Dialect).Insert(event.Table).
+	ins := entsql.Dialect(o.db.Dialect).Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
-			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent).
-		Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, o.clock.Now(), false, tracing.ParentOf(ctx)).
-		Query()
-	if err := store.Prelude(ctx, store.Stmt{SQL: query, Args: args}); err != nil {
-		return err
+			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent)
+	now := o.clock.Now()
+	for _, t := range ts {
+		payload, err := payloadFor(ctx, t)
+		if err != nil {
+			return store.Stmt{}, err
+		}
+		var parent any
+		if t.TraceParent != nil {
+			parent = *t.TraceParent
+		}
+		ins.Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, now, false, parent)
 	}
+	query, args := ins.Query()
 	store.AfterCommit(ctx, o.wake)
-	return nil
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}, nil
 }
 
 // payloadFor is the payload of an event about t, which must be of ctx's

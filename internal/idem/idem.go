@@ -120,14 +120,14 @@ type Handler func(ctx context.Context) (resp Response, commit bool)
 //
 // On PostgreSQL the key's advisory lock and the look-up of its record are
 // one statement inside the transaction (no look-up before it): a new key
-// costs one round trip here, a replay a few more. Should another instance
-// commit the same key between that statement's snapshot and its lock, the
-// record's unique index refuses this run's record, this run rolls back and
-// the stored answer is replayed.
+// costs one round trip here and one for its record, a replay a few more.
+// Should another instance commit the same key between that statement's
+// snapshot and its lock, the record's unique index refuses this run's
+// record, this run rolls back and the stored answer is replayed.
 //
-// With a key, what the handler puts off with store.Last (a withdrawal's
-// debit) runs after the answer is stored, right before the commit; should
-// it fail, the request is run again with nothing put off (see once).
+// The order within a keyed request's transaction, which is what the
+// handler may rely on: BEGIN; the key's lock and look-up; the handler's
+// statements, in the order it sends them; the record; COMMIT.
 func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, replayed bool, err error) {
 	if req.Key == "" {
 		resp, err = s.run(ctx, h)
@@ -139,15 +139,7 @@ func (s *Store) Do(ctx context.Context, req Request, h Handler) (resp Response, 
 		return Response{}, false, err
 	}
 	defer s.release(slot)
-	resp, replayed, err = s.once(ctx, req, slot, h, true)
-	if errors.Is(err, errRunInline) {
-		// What the handler put off failed (a balance too low for the
-		// debit): its answer, rendered before, is wrong. Run the request
-		// again with nothing put off, so that the handler meets the error
-		// and answers it.
-		resp, replayed, err = s.once(store.WithRerun(ctx), req, slot, h, false)
-	}
-	return resp, replayed, err
+	return s.once(ctx, req, slot, h)
 }
 
 // enter checks req's key and claims it on this instance: its slot, to be
@@ -216,14 +208,10 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	return resp, false, err
 }
 
-// errRunInline: a statement the handler put off (store.Last) failed.
-var errRunInline = errors.New("idem: a deferred statement failed")
-
-// once runs a keyed request in one transaction. With deferLast, the
-// handler's store.Last statements run after its answer is stored, right
-// before the commit, so that the row they lock is held for them and the
-// commit only; should one fail, once rolls back and returns errRunInline.
-func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, deferLast bool) (resp Response, replayed bool, err error) {
+// once runs a keyed request in one transaction: the key's look-up, the
+// handler, the handler's answer as the key's record, the commit. A refusal
+// (commit false) is rolled back and its answer stored on its own.
+func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (resp Response, replayed bool, err error) {
 	if !s.db.IsPostgres() {
 		// SQLite has one writer: a replay is read without taking it.
 		sys := tenant.System(ctx)
@@ -240,9 +228,6 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after commit
 	txCtx := store.WithTx(ctx, tx)
-	if deferLast {
-		txCtx = store.WithLast(txCtx)
-	}
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
@@ -274,14 +259,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 		}
 		return resp, false, err
 	}
-	if resp.Status < 500 && deferLast && s.db.IsPostgres() {
-		// Stored with the put-off debit, in its round trip: a record
-		// another instance stored first fails that, and the request runs
-		// again, which finds the record.
-		if err := store.Prelude(txCtx, s.saveStmt(req, resp)); err != nil {
-			return Response{}, false, err
-		}
-	} else if resp.Status < 500 {
+	if resp.Status < 500 {
 		if err := s.save(txCtx, req, resp); err != nil {
 			if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 				_ = tx.Rollback()
@@ -289,10 +267,6 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler, d
 			}
 			return Response{}, false, err
 		}
-	}
-	if err := store.RunLast(txCtx); err != nil {
-		_ = tx.Rollback()
-		return Response{}, false, errRunInline
 	}
 	if err := tx.Commit(); err != nil {
 		if store.IsUniqueViolation(err) {
@@ -404,8 +378,8 @@ var errTaken = errors.New("idem: key already has a live record")
 // one holds it.
 func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 	ctx = tenant.System(ctx)
-	st := s.saveStmt(req, resp)
-	res, err := s.db.Client(ctx).ExecContext(ctx, st.SQL, st.Args...)
+	query, args := s.saveStmt(req, resp)
+	res, err := s.db.Client(ctx).ExecContext(ctx, query, args...)
 	if err != nil {
 		return store.Classify(err)
 	}
@@ -419,9 +393,9 @@ func (s *Store) save(ctx context.Context, req Request, resp Response) error {
 
 // saveStmt inserts resp as req's record, or replaces an expired one; it
 // writes no row when the key has a live record.
-func (s *Store) saveStmt(req Request, resp Response) store.Stmt {
+func (s *Store) saveStmt(req Request, resp Response) (string, []any) {
 	now := s.clock.Now()
-	query, args := entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
+	return entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
 		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
 			idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
 			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
@@ -433,7 +407,6 @@ func (s *Store) saveStmt(req Request, resp Response) store.Stmt {
 			// The builder qualifies the column with the table: the existing row.
 			entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
 		).Query()
-	return store.Stmt{SQL: query, Args: args}
 }
 
 // Purge deletes expired records.

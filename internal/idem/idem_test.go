@@ -8,7 +8,6 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/idem"
-	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
 )
@@ -80,7 +79,7 @@ func TestDoKeyLifecycle(t *testing.T) {
 
 // TestDoRecordStoredFirstElsewhere: another instance stores the key's
 // record between this run's look-up and its own record (its unique index
-// refuses this one, carried with what the handler put off): this run's
+// refuses this one): this run's
 // effect is rolled back and the stored answer is replayed, without running
 // the handler again.
 func TestDoRecordStoredFirstElsewhere(t *testing.T) {
@@ -93,12 +92,9 @@ func TestDoRecordStoredFirstElsewhere(t *testing.T) {
 	resp, replayed, err := s.Do(ctx, req, func(ctx context.Context) (idem.Response, bool) {
 		calls++
 		// This run's effect, in its transaction.
-		if err := store.Last(ctx, func(ctx context.Context) error {
-			_, err := db.Client(ctx).IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
-				SetKey("effect").SetRequestHash("h").SetStatusCode(200).SetBody([]byte(`{}`)).SetContentType("application/json").
-				SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(ctx, acme))
-			return err
-		}); err != nil {
+		if _, err := db.Client(ctx).IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
+			SetKey("effect").SetRequestHash("h").SetStatusCode(200).SetBody([]byte(`{}`)).SetContentType("application/json").
+			SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(ctx, acme)); err != nil {
 			t.Fatal(err)
 		}
 		// The other instance, on its own connection, commits first.

@@ -9,26 +9,22 @@
 //
 // Slots. Every payout of a merchant in one currency debits the same
 // balance, and a row's lock is held until the commit: one row would queue
-// all of them. On PostgreSQL a payout's debit (a Posting marked Last) made
-// in a keyed request's last round trip (it carries the request's
-// preludes) therefore takes its amount from one of Slots rows
-// (BalanceSlot) that hold parts of the available balance, picked in turn;
-// an account's available balance is its row's column plus its slots. A
-// slot that cannot cover the debit fails the transaction, and the request
-// runs again (idem, store.Rerun): that run locks the row and every slot
-// (rebalance), refuses only when their sum falls short, and spreads what
-// is left evenly over them again. Every other change works on the
-// account's row: a payout's debit outside a keyed request spreads the
-// balance when the row falls short, any other decrease gathers the slots
-// into the row. Rows are locked in one order: accounts by id, and within
-// an account its row before its slots, by id. A transaction that takes a
-// slot takes nothing after it and never waits while holding it.
+// all of them. On PostgreSQL a payout's debit (Payout) therefore takes its
+// amount from one of Slots rows (BalanceSlot) that hold parts of the
+// available balance, picked in turn. An account's available balance is
+// its row's column plus its slots. When that slot does not cover the
+// debit, the same transaction rolls back to before it (releasing the
+// slot), locks the row and every slot (rebalance), refuses only when their
+// sum falls short, and spreads what is left evenly over them again. Every other
+// change works on the account's row; a decrease the row cannot cover
+// gathers the slots into it. Rows are locked in one order: accounts by id, and
+// within an account its row before its slots. A transaction that holds a
+// slot waits for no balance row and for no other slot.
 package ledger
 
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,11 +77,6 @@ type Posting struct {
 	Entries        []Entry
 	// CreatedAt is set by Post from the clock.
 	CreatedAt time.Time
-	// Last promises that the transaction changes no balance after this
-	// posting (a withdrawal's debit): on PostgreSQL, a posting whose one
-	// balance change lowers a merchant's available balance may then take
-	// it from one of the balance's slots (see the package comment).
-	Last bool
 }
 
 // Service posts to the ledger and reads balances.
@@ -94,10 +85,6 @@ type Service struct {
 	clock clock.Clock
 	// turn picks the slot of the next payout's debit.
 	turn atomic.Uint32
-	// shares holds, by account id, what each slot got at the account's
-	// last rebalance in this process (0 once gathered): a payout larger
-	// than that skips the slot it would not find covered.
-	shares sync.Map
 	// simulations says in which modes Fund exists.
 	simulations rails.Simulations
 }

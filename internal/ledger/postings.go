@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
-	"merchantpay/ent/balanceslot"
 	"merchantpay/ent/ledgeraccount"
 	"merchantpay/ent/ledgerentry"
 	"merchantpay/internal/money"
@@ -147,14 +146,8 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 		for _, p := range out {
 			entries += len(p.Entries)
 		}
-		d := onlyLower(plans)
-		// A payout's debit (see the package comment). One that would take
-		// a slot (it carries preludes) spreads the balance at once when it
-		// was refused before (Rerun) or no slot would cover it.
-		payout := d != nil && s.db.IsPostgres() && len(out) == 1 && out[0].Last && d.acct.Kind == Main && d.pending == 0
-		spreadNow := payout && (store.Rerun(ctx) || (store.HasPreludes(ctx) && !s.slotMayCover(d)))
-		if d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert && !spreadNow {
-			return s.postAndLower(ctx, c, out, entries, d, now, payout)
+		if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
+			return s.postAndLower(ctx, c, out, entries, d, now)
 		}
 		var rows []*ent.LedgerEntryCreate
 		for i := range out {
@@ -192,12 +185,6 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 				}
 				continue
 			}
-			if spreadNow {
-				if err := s.rebalance(ctx, c, d, now, true); err != nil {
-					return err
-				}
-				continue
-			}
 			if err := s.lower(ctx, c, d, now); err != nil {
 				return err
 			}
@@ -231,66 +218,29 @@ func onlyLower(plans [][]*delta) *delta {
 
 // postAndLower writes postings whose only balance change is the decrease d
 // in one statement on PostgreSQL: the entries' INSERT in a WITH clause,
-// then d's conditional UPDATE (the hot row's lock last, as in Post),
-// checked by rows affected as lower checks its own; entries is how many
-// the postings hold. Refused, the entries are in the transaction all the
-// same, which the caller rolls back (as after lower).
-//
-// The preludes of ctx's transaction (store.Prelude: its event, a keyed
-// request's stored answer) ride in the same statement, written before the
-// balance row is locked; should one write nothing, the debit is not made
-// either, and the error fails the transaction (which a keyed request then
-// runs again with nothing put off).
-func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time, payout bool) error {
-	ctes, preludesWrote, args := store.WithPreludes(store.TakePreludes(ctx))
-	// A payout's debit carrying preludes takes its amount from a slot (see
-	// the package comment; both tables name their columns alike). Its
-	// refusal fails the whole transaction, which releases the slot: an
-	// UPDATE that waited for a row keeps it locked even when its condition
-	// then fails, and a transaction holding a slot must not go on to lock
-	// the account's row (the order is the row, then its slots).
-	table, id := ledgeraccount.Table, d.acct.ID()
-	if payout && preludesWrote != "" {
-		table, id = balanceslot.Table, slotID(id, s.nextSlot())
-	}
-	var b strings.Builder
+// then d's conditional UPDATE of the account's row (the hot row's lock
+// last, as in Post), checked by rows affected as lower checks its own;
+// entries is how many the postings hold. When the row alone falls short,
+// rebalance gathers the slots into it, in the same transaction.
+func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time) error {
+	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	b.WriteString("WITH ")
-	if ctes != "" {
-		b.WriteString(ctes + ", ")
-	}
-	b.WriteString("e AS (INSERT INTO " + ledgerentry.Table + " (" + strings.Join([]string{
-		ledgerentry.FieldPostingID, ledgerentry.FieldSeq, ledgerentry.FieldAccountID, ledgerentry.FieldCurrency,
-		ledgerentry.FieldBucket, ledgerentry.FieldAmount, ledgerentry.FieldTransactionRef, ledgerentry.FieldMemo,
-		ledgerentry.FieldCreatedAt}, ", ") + ") VALUES ")
-	first := true
-	for _, p := range postings {
-		for j, e := range p.Entries {
-			if !first {
-				b.WriteString(", ")
-			}
-			first = false
-			b.WriteString("(" + strings.Join([]string{arg(p.ID), arg(j), arg(e.Account.ID()), arg(string(e.Account.Currency)),
-				arg(string(e.Bucket)), arg(e.Amount), arg(p.TransactionRef), arg(p.Memo), arg(now)}, ", ") + ")")
-		}
-	}
-	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
-	// a WITH clause nobody reads after the main statement, which would
-	// insert the entries while holding the balance row's lock.
-	b.WriteString(" RETURNING 1) UPDATE " + table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
+	var b strings.Builder
+	b.WriteString("WITH e AS (" + entriesInsert(postings, now, arg) + " RETURNING 1) UPDATE " + ledgeraccount.Table +
+		" SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
 	if d.available != 0 {
 		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
 	}
 	if d.pending != 0 {
 		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
 	}
-	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(id))
-	if preludesWrote != "" {
-		b.WriteString(" AND " + preludesWrote)
-	}
+	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
+	// a WITH clause nobody reads after the main statement, which would
+	// insert the entries while holding the balance row's lock.
+	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
 	if d.available < 0 {
 		b.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + arg(-d.available))
 	}
@@ -308,12 +258,30 @@ func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Po
 		return err
 	} else if n == 1 {
 		return nil
-	} else if preludesWrote != "" {
-		// The balance or a prelude refused: the caller runs again without
-		// preludes, which tells the two apart.
-		return fmt.Errorf("ledger: debit of %s refused, or one of its preludes wrote nothing", id)
 	}
-	return s.rebalance(ctx, c, d, now, payout)
+	return s.rebalance(ctx, c, d, now, false)
+}
+
+// entriesInsert is the INSERT of postings' entries, its values added
+// through arg.
+func entriesInsert(postings []Posting, now time.Time, arg func(any) string) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + ledgerentry.Table + " (" + strings.Join([]string{
+		ledgerentry.FieldPostingID, ledgerentry.FieldSeq, ledgerentry.FieldAccountID, ledgerentry.FieldCurrency,
+		ledgerentry.FieldBucket, ledgerentry.FieldAmount, ledgerentry.FieldTransactionRef, ledgerentry.FieldMemo,
+		ledgerentry.FieldCreatedAt}, ", ") + ") VALUES ")
+	first := true
+	for _, p := range postings {
+		for j, e := range p.Entries {
+			if !first {
+				b.WriteString(", ")
+			}
+			first = false
+			b.WriteString("(" + strings.Join([]string{arg(p.ID), arg(j), arg(e.Account.ID()), arg(string(e.Account.Currency)),
+				arg(string(e.Bucket)), arg(e.Amount), arg(p.TransactionRef), arg(p.Memo), arg(now)}, ", ") + ")")
+		}
+	}
+	return b.String()
 }
 
 // duplicatePosting is the error of an insert of postings' entries that a

@@ -26,15 +26,6 @@ func slotID(accountID string, n int) string { return accountID + "#" + strconv.I
 // concurrent payouts of one balance take different rows.
 func (s *Service) nextSlot() int { return int(s.turn.Add(1)%Slots) + 1 }
 
-// slotMayCover reports whether a slot of d's account may cover d, as far
-// as this process knows: not when the account's last rebalance here left
-// each slot less (a merchant paying out large parts of its balance goes
-// straight to rebalance, not through a refused slot and a second run).
-func (s *Service) slotMayCover(d *delta) bool {
-	v, ok := s.shares.Load(d.acct.ID())
-	return !ok || v.(int64) >= -d.available
-}
-
 // rebalance applies d, a decrease that the account's row (or, spreading,
 // the slot a payout picked) could not cover, to the whole balance: it
 // locks the row and then every slot (PostgreSQL; SQLite has one writer),
@@ -89,6 +80,5 @@ func (s *Service) rebalance(ctx context.Context, c *ent.Client, d *delta, now ti
 	if err != nil {
 		return store.Classify(fmt.Errorf("ledger: rebalance %s: %w", a.ID(), err))
 	}
-	s.shares.Store(a.ID(), share) // kept even if the transaction rolls back: a hint
 	return nil
 }

@@ -39,8 +39,6 @@ type DB struct {
 	read       *ent.Client
 	sqlW, sqlR *sql.DB
 	url        string
-	// captor builds statements without running them (Capture).
-	captor *ent.Client
 	// tr makes the spans of transactions and statements (trace.go).
 	tr *tracer
 }
@@ -80,7 +78,7 @@ func openPostgres(ctx context.Context, rawURL string, opt Options) (*DB, error) 
 		return nil, fmt.Errorf("store: connect postgres %s: %w", redact(rawURL), err)
 	}
 	c := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
-	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL, captor: newCaptor(dialect.Postgres), tr: tr}, nil
+	return &DB{Dialect: dialect.Postgres, write: c, read: c, sqlW: db, sqlR: db, url: rawURL, tr: tr}, nil
 }
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
@@ -126,8 +124,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		write:   ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, w))),
 		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, r))),
 		sqlW:    w, sqlR: r, url: "sqlite:" + path,
-		captor: newCaptor(dialect.SQLite),
-		tr:     newTracer("sqlite"),
+		tr: newTracer("sqlite"),
 	}, nil
 }
 

@@ -18,9 +18,11 @@ import (
 	"fmt"
 	"strings"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"merchantpay/ent"
+	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
@@ -170,17 +172,34 @@ func feeBearer(in Input) string {
 	return *in.FeeBearer
 }
 
-// Withdraw accepts a withdrawal for the merchant and mode of ctx, in one
-// database transaction (joining the one in ctx, if any): the quote's
-// consumption (cross), the pending transaction, its withdrawal.pending event
-// and, last, the debit of the merchant's balance commit together or not at
-// all. The payout worker of this instance is woken after the commit; any
-// instance's worker would find it anyway (next_run_at is now).
+// Withdraw accepts a withdrawal for the merchant and mode of ctx, in the
+// database transaction ctx carries (the one idem.Store.Do opened for the
+// request, which commits it after storing the answer) or else in its own.
+// The quote's consumption (cross), the pending transaction, its
+// withdrawal.pending event and the debit of the merchant's balance commit
+// together or not at all. What runs, in order:
+//
+//  1. Check: every field, and the bank and branch (no statement).
+//  2. direct: the price from the fee table (no statement).
+//  3. s.db.Tx joins the request's transaction (or begins one).
+//  4. A cross withdrawal consumes its quote (one UPDATE) and is priced
+//     from it.
+//  5. The merchant's name: from the principal, else one SELECT.
+//  6. The row and its event are built here, in Go: nothing is sent.
+//  7. ledger.Service.Payout sends a SAVEPOINT and then, in one statement
+//     on PostgreSQL, the row's INSERT, the event's, the ledger entries and
+//     the conditional debit of one slot of the balance. When that slot
+//     falls short, it rolls back to the savepoint and takes the amount
+//     from the whole balance instead. It is the last write: the slot (or
+//     the row) stays locked until the commit.
+//  8. After the commit, this instance's payout worker is woken; any
+//     instance's would find the row anyway (next_run_at is now).
 //
 // Errors: VALIDATION_ERROR (every bad field); UNKNOWN_BANK, UNKNOWN_BRANCH;
 // AMOUNT_TOO_SMALL when the beneficiary's fee leaves nothing to pay;
 // Consume's NOT_FOUND, RATE_TYPE_MISMATCH, RATE_USED, RATE_EXPIRED;
-// DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE, with nothing written.
+// DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE. After an error the caller's
+// transaction must roll back (idem's does): rows may have been written.
 func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, error) {
 	if err := s.Check(in, &apperr.Fields{}); err != nil {
 		return nil, err
@@ -218,27 +237,29 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 		if err != nil {
 			return err
 		}
-		t, err := s.insert(ctx, in, tm, ref, name)
+		t, err := s.row(ctx, tn, in, tm, ref, name)
 		if err != nil {
 			return err
 		}
-		// Nothing reads the event here: it goes with the debit where it can.
-		if err := s.outbox.EmitLater(ctx, events.WithdrawalPending, t); err != nil {
+		ts := []*ent.Transaction{t}
+		event, err := s.outbox.Rows(ctx, events.WithdrawalPending, ts)
+		if err != nil {
 			return err
 		}
-		// Last: the debit locks the merchant's balance row until the
-		// commit. A keyed request's transaction puts it off further, after
-		// its stored answer (store.Last; a refusal then runs the request
-		// again without that, and answers the refusal).
-		if err := store.Last(ctx, func(ctx context.Context) error { return s.debit(ctx, tn, t, tm) }); err != nil {
-			return err
+		_, err = s.ledger.Payout(ctx, debitPosting(tn, t, tm), []store.Stmt{rowsInsert(s.db.Dialect, ts), event})
+		if in.Reference != nil && store.IsUniqueViolation(err) {
+			// The only unique value of these rows not made here.
+			return transactions.DuplicateReference(*in.Reference)
+		}
+		if err != nil {
+			return store.Classify(fmt.Errorf("withdrawals: accept %s: %w", ref, err))
 		}
 		store.AfterCommit(ctx, s.waker.Wake)
 		out = t
 		return nil
 	})
 	if err != nil {
-		return nil, store.Classify(err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -287,14 +308,9 @@ func beneficiaryString(b Beneficiary, country string) (string, error) {
 	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
 
-// insert writes the pending withdrawal; next_run_at now hands it to the
-// payout worker. A taken merchant reference surfaces from the unique index
-// (no read first: this is the hottest path). The row's INSERT is a prelude
-// of the transaction (store.Prelude): a keyed request's debit carries it
-// in its own round trip on PostgreSQL, after which a taken reference fails
-// the put-off statements and the request runs again inline, meeting it
-// here.
-func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantName string) (*ent.Transaction, error) {
+// row is the pending withdrawal as it will be stored: next_run_at now
+// hands it to the payout worker. Nothing is sent (see rowInsert).
+func (s *Service) row(ctx context.Context, tn tenant.Tenant, in Input, tm terms, ref, merchantName string) (*ent.Transaction, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
 		return nil, err
@@ -308,55 +324,92 @@ func (s *Service) insert(ctx context.Context, in Input, tm terms, ref, merchantN
 		narration = *in.Narration
 	}
 	now := s.clock.Now()
-	var t *ent.Transaction
-	st, err := s.db.Capture(ctx, func(ctx context.Context, c *ent.Client) error {
-		create := c.Transaction.Create().SetID(id.String()).SetReference(ref).
-			SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
-			SetFromAmount(tm.from).SetFromCurrency(string(tm.fromCur)).
-			SetAmount(tm.amount).SetCurrency(string(tm.cur)).
-			SetAmountCharged(tm.charged).SetAmountSettled(tm.settled).
-			SetFee(tm.fee).SetFeeCurrency(string(tm.cur)).
-			SetFromParty(FromParty).SetToParty(ToParty).SetChannel(Channel).SetNarration(narration).
-			SetBeneficiary(ben).SetFeeBearer(feeBearer(in)).SetDestination(Destination).SetPaymentSlug(PaymentSlug).
-			SetFromMerchant(merchantName).
-			// settled_at is when the merchant's balance was charged; success
-			// moves it to when the beneficiary was paid.
-			SetSettledAt(now).
-			SetNextRunAt(now).
-			SetCreatedAt(now).SetUpdatedAt(now)
-		create.SetNillableTraceParent(tracing.ParentOf(ctx))
-		if q := tm.quote; q != nil {
-			create.SetToAmount(q.ToAmount).SetToCurrency(q.ToCurrency).SetTrxRate(q.Rate).SetRateID(q.ID)
-		}
-		if in.Reference != nil {
-			create.SetMerchantReference(*in.Reference).SetMerchantReferenceKey(transactions.ReferenceKey(*in.Reference))
-		}
-		var err error
-		t, err = create.Save(ctx)
-		return err
-	})
-	if err == nil {
-		err = store.Prelude(ctx, st)
+	t := &ent.Transaction{ID: id.String(), MerchantID: tn.MerchantID, Mode: tn.Mode, CreatedAt: now, UpdatedAt: now,
+		Reference: ref, Type: Type, Purpose: Type, Status: StatusPending,
+		FromAmount: tm.from, FromCurrency: string(tm.fromCur), Amount: tm.amount, Currency: string(tm.cur),
+		AmountCharged: tm.charged, AmountSettled: tm.settled, Fee: tm.fee, FeeCurrency: string(tm.cur),
+		FromParty: FromParty, ToParty: ToParty, Channel: Channel, Narration: narration, Beneficiary: &ben,
+		FeeBearer: feeBearer(in), Destination: Destination, PaymentSlug: PaymentSlug, FromMerchant: merchantName,
+		// settled_at is when the merchant's balance was charged; success
+		// moves it to when the beneficiary was paid.
+		SettledAt: &now, NextRunAt: &now, TraceParent: tracing.ParentOf(ctx)}
+	if q := tm.quote; q != nil {
+		rate := q.Rate
+		t.ToAmount, t.ToCurrency, t.TrxRate, t.RateID = &q.ToAmount, &q.ToCurrency, &rate, &q.ID
 	}
-	if in.Reference != nil && store.IsUniqueViolation(err) {
-		return nil, transactions.DuplicateReference(*in.Reference)
-	}
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("withdrawals: insert: %w", err))
+	if in.Reference != nil {
+		key := transactions.ReferenceKey(*in.Reference)
+		t.MerchantReference, t.MerchantReferenceKey = in.Reference, &key
 	}
 	return t, nil
 }
 
-// debit posts the acceptance: amount_charged leaves the merchant's available
-// balance for PayoutsInFlight. A cross withdrawal debits the quote's
-// from_amount in from_currency, converted through FX. It is the last
-// balance change of Withdraw's transaction (Posting.Last: it may take the
-// amount from one of the balance's slots).
-func (s *Service) debit(ctx context.Context, tn tenant.Tenant, t *ent.Transaction, tm terms) error {
-	p := ledger.Posting{ID: DebitPostingID(t.Reference), TransactionRef: t.Reference, Memo: "withdrawal " + t.Reference, Last: true}
+// rowsInsert is the INSERT of ts, withdrawals built by row, in one
+// statement: every column a withdrawal sets; the others take their
+// defaults. A taken merchant reference is refused by the unique index.
+func rowsInsert(dialect string, ts []*ent.Transaction) store.Stmt {
+	orNull := func(v any, set bool) any {
+		if !set {
+			return nil
+		}
+		return v
+	}
+	cols := []string{transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode,
+		transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldReference,
+		transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType,
+		transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromAmount, transaction.FieldFromCurrency,
+		transaction.FieldAmount, transaction.FieldCurrency, transaction.FieldAmountCharged, transaction.FieldAmountSettled,
+		transaction.FieldToAmount, transaction.FieldToCurrency, transaction.FieldFee, transaction.FieldFeeCurrency,
+		transaction.FieldTrxRate, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty,
+		transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer,
+		transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant,
+		transaction.FieldSettledAt, transaction.FieldNextRunAt, transaction.FieldAttempts, transaction.FieldTraceParent}
+	ins := entsql.Dialect(dialect).Insert(transaction.Table).Columns(cols...)
+	for _, t := range ts {
+		var trxRate any
+		if t.TrxRate != nil {
+			trxRate = t.TrxRate.String()
+		}
+		ins.Values(t.ID, t.MerchantID, t.Mode,
+			t.CreatedAt, t.UpdatedAt, t.Reference,
+			orNull(deref(t.MerchantReference), t.MerchantReference != nil), orNull(deref(t.MerchantReferenceKey), t.MerchantReferenceKey != nil), t.Type,
+			t.Purpose, t.Status, t.FromAmount, t.FromCurrency,
+			t.Amount, t.Currency, t.AmountCharged, t.AmountSettled,
+			orNull(derefInt(t.ToAmount), t.ToAmount != nil), orNull(deref(t.ToCurrency), t.ToCurrency != nil), t.Fee, t.FeeCurrency,
+			trxRate, orNull(deref(t.RateID), t.RateID != nil), t.FromParty, t.ToParty,
+			t.Channel, t.Narration, deref(t.Beneficiary), t.FeeBearer,
+			t.Destination, t.PaymentSlug, t.FromMerchant,
+			*t.SettledAt, *t.NextRunAt, t.Attempts, orNull(deref(t.TraceParent), t.TraceParent != nil))
+	}
+	query, args := ins.Query()
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func derefInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// debitPosting is the acceptance's posting: amount_charged leaves the
+// merchant's available balance for PayoutsInFlight. A cross withdrawal
+// debits the quote's from_amount in from_currency, converted through FX.
+func debitPosting(tn tenant.Tenant, t *ent.Transaction, tm terms) ledger.Posting {
+	p := ledger.Posting{ID: DebitPostingID(t.Reference), TransactionRef: t.Reference, Memo: "withdrawal " + t.Reference}
 	if tm.quote == nil {
-		_, err := s.ledger.Debit(ctx, p, tn, ledger.PayoutsInFlight, tm.cur, tm.charged)
-		return err
+		p.Entries = []ledger.Entry{
+			{Account: ledger.MerchantAccount(tn, tm.cur), Amount: -tm.charged},
+			{Account: ledger.SystemAccount(tn.Mode, tm.cur, ledger.PayoutsInFlight), Amount: tm.charged},
+		}
+		return p
 	}
 	p.Entries = []ledger.Entry{
 		{Account: ledger.MerchantAccount(tn, tm.fromCur), Amount: -tm.from},
@@ -364,6 +417,5 @@ func (s *Service) debit(ctx context.Context, tn tenant.Tenant, t *ent.Transactio
 		{Account: ledger.SystemAccount(tn.Mode, tm.cur, ledger.FX), Amount: -tm.charged},
 		{Account: ledger.SystemAccount(tn.Mode, tm.cur, ledger.PayoutsInFlight), Amount: tm.charged},
 	}
-	_, err := s.ledger.Post(ctx, p)
-	return err
+	return p
 }
