@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"merchantpay/ent"
 	"merchantpay/ent/fiataccount"
@@ -23,7 +22,6 @@ import (
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
-	"merchantpay/internal/validate"
 	"merchantpay/internal/wallets"
 )
 
@@ -64,118 +62,6 @@ const MaxExpiryMinutes = 60
 // MaxNameLength bounds account_name, in characters: bank name-enquiry
 // answers and statements print about this much.
 const MaxNameLength = 64
-
-// CreateInput is a fiat-account request, shared by REST and GraphQL. Nil
-// means absent or null (or of the wrong type, already reported by the
-// decoder).
-type CreateInput struct {
-	AccountType *string
-	Reference   *string
-	Currency    *string
-	Amount      *decimal.Decimal
-	// ExpiresAt is the lifetime in minutes, as the request gives it.
-	ExpiresAt            *decimal.Decimal
-	RejectAmountCriteria *string
-}
-
-// Validate collects every bad field of a fiat-account request. prefix is
-// prepended to field names ("account." for the inline account of a wallet).
-func Validate(in CreateInput, prefix string, f *apperr.Fields) {
-	kind := ""
-	if in.AccountType == nil {
-		f.Add(prefix+"account_type", "is required: one of %s", strings.Join(Types, ", "))
-	} else if !oneOf(*in.AccountType, Types) {
-		f.Add(prefix+"account_type", "must be one of %s", strings.Join(Types, ", "))
-	} else {
-		kind = *in.AccountType
-	}
-	validateCommon(in, prefix, true, f)
-	switch kind {
-	case Dynamic:
-		if in.Amount == nil {
-			f.Add(prefix+"amount", "is required for dynamic accounts")
-		}
-		if in.ExpiresAt == nil {
-			f.Add(prefix+"expires_at", "is required for dynamic accounts: whole minutes from 1 to %d", MaxExpiryMinutes)
-		}
-		validateDynamic(in, prefix, f)
-	case Static, StaticDynamic:
-		mustBeAbsent(in, prefix, kind, f)
-	default:
-		// The type is unknown: still check the form of what was sent.
-		validateDynamic(in, prefix, f)
-	}
-}
-
-// ValidateGlobal collects every bad field of a global-account request:
-// account_type, if given, must be static_dynamic, and currency defaults to
-// NGN.
-func ValidateGlobal(in CreateInput, prefix string, f *apperr.Fields) {
-	if in.AccountType != nil && *in.AccountType != StaticDynamic {
-		f.Add(prefix+"account_type", "must be static_dynamic: the global account is a static_dynamic account")
-	}
-	validateCommon(in, prefix, false, f)
-	mustBeAbsent(in, prefix, StaticDynamic, f)
-}
-
-func validateCommon(in CreateInput, prefix string, currencyRequired bool, f *apperr.Fields) {
-	if in.Reference != nil {
-		if msg := validate.Reference(*in.Reference); msg != "" {
-			f.Add(prefix+"account_reference", "%s", msg)
-		}
-	}
-	if in.Currency == nil {
-		if currencyRequired {
-			f.Add(prefix+"currency", "is required: NGN")
-		}
-	} else if *in.Currency != string(Currency) {
-		f.Add(prefix+"currency", "must be NGN: fiat accounts are issued in NGN only")
-	}
-}
-
-func validateDynamic(in CreateInput, prefix string, f *apperr.Fields) {
-	if in.Amount != nil {
-		if msg := money.ValidateAmount(*in.Amount, Currency); msg != "" {
-			f.Add(prefix+"amount", "%s", msg)
-		}
-	}
-	if in.ExpiresAt != nil {
-		if _, ok := expiryMinutes(*in.ExpiresAt); !ok {
-			f.Add(prefix+"expires_at", "must be a whole number of minutes from 1 to %d", MaxExpiryMinutes)
-		}
-	}
-	if in.RejectAmountCriteria != nil && !oneOf(*in.RejectAmountCriteria, Criteria) {
-		f.Add(prefix+"reject_amount_criteria", "must be one of %s", strings.Join(Criteria, ", "))
-	}
-}
-
-func mustBeAbsent(in CreateInput, prefix, kind string, f *apperr.Fields) {
-	if in.Amount != nil {
-		f.Add(prefix+"amount", "must be absent or null for %s accounts", kind)
-	}
-	if in.ExpiresAt != nil {
-		f.Add(prefix+"expires_at", "must be absent or null for %s accounts", kind)
-	}
-	if in.RejectAmountCriteria != nil {
-		f.Add(prefix+"reject_amount_criteria", "must be absent or null for %s accounts", kind)
-	}
-}
-
-func expiryMinutes(d decimal.Decimal) (int64, bool) {
-	if !d.IsInteger() || d.LessThan(decimal.NewFromInt(1)) || d.GreaterThan(decimal.NewFromInt(MaxExpiryMinutes)) {
-		return 0, false
-	}
-	return d.IntPart(), true
-}
-
-func oneOf(s string, set []string) bool {
-	for _, v := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
 
 // Service issues and reads fiat accounts.
 type Service struct {
@@ -432,44 +318,6 @@ func cut(s string, n int) string {
 	return strings.TrimRight(string(r), " /")
 }
 
-// ForWallet lists a wallet's accounts, oldest first.
-func (s *Service) ForWallet(ctx context.Context, w *ent.Wallet) ([]*ent.FiatAccount, error) {
-	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletID(w.ID)).
-		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
-	return rows, store.Classify(err)
-}
-
-// ForWalletReference lists the accounts of the wallet with reference ref,
-// oldest first.
-func (s *Service) ForWalletReference(ctx context.Context, ref string) ([]*ent.FiatAccount, error) {
-	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletReference(ref)).
-		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
-	return rows, store.Classify(err)
-}
-
-// Get finds an account of the context's tenant by account_reference.
-func (s *Service) Get(ctx context.Context, ref string) (*ent.FiatAccount, error) {
-	a, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.Reference(ref)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "no account with account_reference %q", ref)
-	}
-	return a, store.Classify(err)
-}
-
-// ByNumber finds an account by account_number across every merchant and
-// mode (account numbers are unique system-wide, as at a bank): incoming
-// transfers name only the number. The account's MerchantID and Mode tell
-// whose it is; act for that tenant (tenant.With) to book the deposit. It
-// runs in ctx's transaction, if any. Unknown: NOT_FOUND.
-func (s *Service) ByNumber(ctx context.Context, accountNumber string) (*ent.FiatAccount, error) {
-	sys := systemScope(ctx)
-	a, err := s.db.Client(sys).FiatAccount.Query().Where(fiataccount.AccountNumber(accountNumber)).Only(sys)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "no account with account_number %q", accountNumber)
-	}
-	return a, store.Classify(err)
-}
-
 // Close marks an active account closed, as a dynamic account is after its
 // first accepted deposit. It is a conditional update from active, so of two
 // deposits racing for one dynamic account exactly one sees closed true; the
@@ -505,24 +353,5 @@ func AmountRejected(criteria string, expected, paid int64) bool {
 		return paid != expected
 	}
 }
-
-// systemScope returns a context that sees every tenant's rows while keeping
-// ctx's cancellation and transaction. tenant.System(ctx) alone would not do:
-// a tenant already in ctx takes precedence over it.
-func systemScope(ctx context.Context) context.Context {
-	values := tenant.System(context.Background())
-	if tx := ent.TxFromContext(ctx); tx != nil {
-		values = ent.NewTxContext(values, tx)
-	}
-	return valuesFrom{Context: ctx, values: values}
-}
-
-// valuesFrom is ctx for deadlines and cancellation, values for Value.
-type valuesFrom struct {
-	context.Context
-	values context.Context
-}
-
-func (v valuesFrom) Value(key any) any { return v.values.Value(key) }
 
 func ptr[T any](v T) *T { return &v }
