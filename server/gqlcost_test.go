@@ -293,6 +293,9 @@ func TestSubscriptionEventTimeBudget(t *testing.T) {
 		acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
 		g := subscribeWS(t, e, "graphql-transport-ws", m.TestSecret, `subscription { events { id transaction { reference } } }`, nil)
 		defer g.c.Close()
+		// A subscription without after starts from now: the deposit must
+		// come after the broker holds it, or its event is rightly missed.
+		servertest.Eventually(t, 10*time.Second, "the subscription", func() bool { return e.App.Broker.Subscribers() == 1 })
 		for i := range 2 {
 			depositTo(t, e, m.TestSecret, acc, "10")
 			_ = g.c.SetReadDeadline(time.Now().Add(10 * time.Second))
