@@ -18,8 +18,9 @@ import (
 // available balance (a withdrawal's debit), together with rows: INSERTs
 // the caller built, each writing exactly one row (the withdrawal's row and
 // its event), in tx, the caller's transaction (with tx nil, in one of its
-// own). It must be the last balance change of that transaction: the slot it takes stays
-// locked until the commit. Each of rows writes Stmt.Rows rows.
+// own). It must be the last balance change of that transaction: the slot
+// it takes stays locked until the commit. Each of rows writes Stmt.Rows
+// rows.
 //
 // On PostgreSQL it is one statement after a SAVEPOINT: rows and the
 // entries are inserted in its WITH clauses, then the amount is taken from
@@ -88,8 +89,8 @@ func (s *Service) Payout(ctx context.Context, tx *ent.Tx, p Posting, rows []stor
 	return p, nil
 }
 
-// writeAndTake writes rows and p's entries in tx and, with take, lowers the next
-// slot of d's account in turn (nextSlot) if it covers d, in one statement;
+// writeAndTake writes rows and p's entries in tx and, with take, lowers the
+// next slot of d's account in turn (nextSlot) if it covers d, in one statement;
 // taken is false when it does not (rows and entries are written all the
 // same). The UPDATE's condition reads every inserted row, so that all of
 // them are written before the slot is locked. It waits for a slot another

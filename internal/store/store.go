@@ -1,7 +1,8 @@
 // Package store opens the database (embedded SQLite or PostgreSQL), migrates
 // it, and runs operations in one database transaction, carried by the context
-// (Tx) or handed to them as an argument (Within), so that an idempotency record, a state change, ledger postings and outbox
-// events commit together or not at all.
+// (Tx) or handed to them as an argument (Within), so that an idempotency
+// record, a state change, ledger postings and outbox events commit together
+// or not at all.
 package store
 
 import (

@@ -177,6 +177,7 @@ func feeBearer(in Input) string {
 // which commits it after storing the answer), or, when tx is nil (tests, the
 // CLI), in one of its own. Every statement below runs in that transaction,
 // which each step is handed as an argument.
+//
 // The quote's consumption (cross), the pending transaction, its
 // withdrawal.pending event and the debit of the merchant's balance commit
 // together or not at all. What runs, in order:
