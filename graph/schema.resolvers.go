@@ -137,7 +137,7 @@ func (r *mutationResolver) Withdraw(ctx context.Context, input model.WithdrawInp
 		in.Beneficiary = &withdrawals.Beneficiary{Email: &b.Email, Phone: b.Phone, Country: b.Country, Bank: &b.Bank,
 			Branch: b.Branch, AccountName: &b.AccountName, AccountNumber: &b.AccountNumber, AccountType: b.AccountType}
 	}
-	t, err := r.Svc.Withdrawals.Withdraw(ctx, in)
+	t, err := r.Svc.Withdrawals.Withdraw(ctx, requestTx(ctx), in)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"merchantpay/ent"
 	"merchantpay/internal/idem"
 )
 
@@ -12,10 +13,12 @@ import (
 // Idempotency-Key ("" for none). An error refuses the request.
 type KeyExtractor func(c *Call) (key string, write bool, err error)
 
-// Operation runs a write's operation in ctx (inside its transaction, or
-// none for a Route.Lookup) and renders its answer; ok false rolls the
-// write back.
-type Operation func(ctx context.Context, c *Call) (resp idem.Response, ok bool)
+// Operation runs a write's operation in tx, the transaction the idempotency
+// store opened for it and hands it as an argument (nil for a Route.Lookup,
+// which runs outside any), and renders its answer; ok false rolls the write
+// back. ctx carries tx as well, for operations that still join it through
+// the context.
+type Operation func(ctx context.Context, tx *ent.Tx, c *Call) (resp idem.Response, ok bool)
 
 // Answer writes a write's answer, stored or replayed (replayed true: a
 // repeat of the key, answered from its record).
@@ -42,7 +45,7 @@ func (p *Pipeline) Idempotency(key KeyExtractor, op Operation, answer Answer) Mi
 			}
 			resp, replayed, err := do(c.R.Context(), idem.Request{
 				Tenant: c.Principal.Tenant(), Key: k, Hash: idem.HashRequest(c.R.Method, c.R.URL.Path, c.Body), KeyHash: c.confirm,
-			}, func(ctx context.Context) (idem.Response, bool) { return op(ctx, c) })
+			}, func(ctx context.Context, tx *ent.Tx) (idem.Response, bool) { return op(ctx, tx, c) })
 			if err != nil {
 				if errors.Is(err, idem.ErrKeyNotLive) && c.confirm != "" {
 					p.Auth.Forget(c.confirm)

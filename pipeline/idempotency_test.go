@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/idem"
@@ -29,8 +30,11 @@ func TestIdempotency(t *testing.T) {
 		extract := func(c *pipeline.Call) (string, bool, error) {
 			return c.R.Header.Get("Idempotency-Key"), c.R.Method == http.MethodPost, refuse
 		}
-		op := func(ctx context.Context, c *pipeline.Call) (idem.Response, bool) {
+		op := func(ctx context.Context, tx *ent.Tx, c *pipeline.Call) (idem.Response, bool) {
 			runs++
+			if tx == nil || ent.TxFromContext(ctx) != tx {
+				t.Errorf("the operation was handed %p, its context carries %p; want the write's transaction in both", tx, ent.TxFromContext(ctx))
+			}
 			return idem.Response{Status: 201, Body: []byte(`{"run":1}`), ContentType: "application/json"}, true
 		}
 		answer := func(c *pipeline.Call, resp idem.Response, replayed bool) {
@@ -83,7 +87,7 @@ func TestConfirmSeenKey(t *testing.T) {
 		auth := &fakeAuth{seen: map[string]merchants.Principal{"SECK_seen": {MerchantID: "m1", Mode: "test", Kind: merchants.Secret, KeyHash: "h-gone"}}}
 		p := pipeline.New(auth, nil, store)
 		runs := 0
-		op := func(ctx context.Context, c *pipeline.Call) (idem.Response, bool) {
+		op := func(ctx context.Context, _ *ent.Tx, c *pipeline.Call) (idem.Response, bool) {
 			runs++
 			return idem.Response{Status: 200, Body: []byte(`{}`)}, true
 		}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/merchants"
@@ -144,10 +145,12 @@ func (a *API) answer(pc *pipeline.Call) error {
 	return nil
 }
 
-// operation runs a POST's handler inside the idempotency step and renders
-// its answer, an error's included (stored for replay alike).
-func (a *API) operation(ctx context.Context, pc *pipeline.Call) (idem.Response, bool) {
+// operation runs a POST's handler inside the idempotency step, handing it
+// the step's transaction (Request.Tx), and renders its answer, an error's
+// included (stored for replay alike).
+func (a *API) operation(ctx context.Context, tx *ent.Tx, pc *pipeline.Call) (idem.Response, bool) {
 	c, req := request(pc)
+	req.Tx = tx
 	res, err := c.rt.Handle(ctx, req)
 	if err != nil {
 		e := a.logError(pc.R.WithContext(ctx), err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"merchantpay/ent"
 	"merchantpay/internal/merchants"
 	"merchantpay/pipeline"
 )
@@ -24,6 +25,11 @@ type Request struct {
 	HTTP   *http.Request
 	Params map[string]string
 	Body   []byte
+	// Tx is a POST's database transaction, opened by the idempotency step
+	// (nil for a Lookup route and a GET). An operation converted to take
+	// its transaction as an argument is handed this one; the others join
+	// it through the context, which carries it too.
+	Tx *ent.Tx
 	// Missed is true when the route's WithKey ran with the request's key
 	// and found nothing; the key has since been authenticated, so the
 	// look-up it made need not be made again.

@@ -39,7 +39,8 @@ func decodeWithdraw(raw []byte, f *apperr.Fields) (withdrawals.Input, error) {
 	return in, nil
 }
 
-// withdraw starts a withdrawal: 200 with the pending Transaction. The
+// withdraw starts a withdrawal in the request's transaction: 200 with the
+// pending Transaction. The
 // message says the withdrawal completed, as the spec's does, although it is
 // still pending.
 func (o *Ops) withdraw(ctx context.Context, r *Request) (Result, error) {
@@ -53,7 +54,7 @@ func (o *Ops) withdraw(ctx context.Context, r *Request) (Result, error) {
 		// (Withdraw checks the input itself otherwise).
 		return Result{}, o.Withdrawals.Check(in, &f)
 	}
-	t, err := o.Withdrawals.Withdraw(ctx, in)
+	t, err := o.Withdrawals.Withdraw(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"merchantpay/ent"
+	"merchantpay/graph"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/pipeline"
@@ -17,12 +19,14 @@ import (
 // execute is the idempotency step's Operation for GraphQL: it runs the
 // mutation request c (its body: c.Body) in ctx, inside the transaction
 // idem.Store.Do holds with its idempotency record, exactly as a REST POST
-// runs, and keeps the answer for storing. A mutation with errors rolls
-// back.
-func (h *gqlHandler) execute(ctx context.Context, c *pipeline.Call) (idem.Response, bool) {
+// runs, and keeps the answer for storing. tx reaches the resolvers in the
+// context (graph.WithRequestTx), which hand it on as an argument. A
+// mutation with errors rolls back.
+func (h *gqlHandler) execute(ctx context.Context, tx *ent.Tx, c *pipeline.Call) (idem.Response, bool) {
 	out := &outcome{}
 	rec := newBuffer()
-	h.srv.ServeHTTP(rec, requestWith(c.R, context.WithValue(ctx, outcomeKey{}, out), c.Body))
+	ctx = graph.WithRequestTx(context.WithValue(ctx, outcomeKey{}, out), tx)
+	h.srv.ServeHTTP(rec, requestWith(c.R, ctx, c.Body))
 	status := rec.status
 	if s := out.worst(); s > status {
 		status = s

@@ -111,10 +111,10 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 // its own (a withdrawal's debit carries its row and its event:
 // ledger.Service.Payout). Each event carries the trace parent
 // of its transaction, the request that made it. The statement must run in
-// the transaction carried by ctx, after whose commit the outbox's
-// listeners are woken, as after Emit.
-func (o *Outbox) Rows(ctx context.Context, typ string, ts []*ent.Transaction) (store.Stmt, error) {
-	if !store.InTx(ctx) {
+// tx, the caller's transaction, after whose commit the outbox's listeners
+// are woken, as after Emit.
+func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) (store.Stmt, error) {
+	if tx == nil {
 		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
 	ins := entsql.Dialect(o.db.Dialect).Insert(event.Table).
@@ -133,7 +133,7 @@ func (o *Outbox) Rows(ctx context.Context, typ string, ts []*ent.Transaction) (s
 		ins.Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, now, false, parent)
 	}
 	query, args := ins.Query()
-	store.AfterCommit(ctx, o.wake)
+	store.OnCommit(tx, o.wake)
 	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}, nil
 }
 

@@ -108,10 +108,13 @@ func New(db *store.DB, c clock.Clock) *Store {
 	return &Store{db: db, clock: c, inflight: map[string]struct{}{}}
 }
 
-// Handler renders one request inside the transaction carried by ctx. commit
-// false rolls the effect back (the answer is an error); the answer is still
-// stored when its status is below 500.
-type Handler func(ctx context.Context) (resp Response, commit bool)
+// Handler renders one request inside tx, the transaction Do opened for it
+// and hands it as an argument (nil under DoLookup, which runs it outside any
+// transaction). ctx carries tx too (ent.NewTxContext), for the operations
+// not yet handed their transaction, which join it through the context.
+// commit false rolls the effect back (the answer is an error); the answer is
+// still stored when its status is below 500.
+type Handler func(ctx context.Context, tx *ent.Tx) (resp Response, commit bool)
 
 // Do runs h in one database transaction. With a key it first replays a
 // stored answer (replayed true), refuses a different request under the same
@@ -182,7 +185,7 @@ func CheckKey(key string) error {
 // first, that one is replayed).
 func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Response, replayed bool, err error) {
 	if req.Key == "" {
-		resp, _ = h(ctx)
+		resp, _ = h(ctx, nil)
 		return resp, false, nil
 	}
 	defer func() { s.tally(replayed, err) }()
@@ -197,7 +200,7 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	} else if rec != nil {
 		return replay(rec, req)
 	}
-	resp, _ = h(ctx)
+	resp, _ = h(ctx, nil)
 	if resp.Status >= 500 {
 		return resp, false, nil
 	}
@@ -242,7 +245,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 			return replay(rec, req)
 		}
 	}
-	resp, commit := h(txCtx)
+	resp, commit := h(txCtx, tx)
 	if !commit {
 		if err := tx.Rollback(); err != nil {
 			return Response{}, false, store.Classify(err)
@@ -311,11 +314,14 @@ func (s *Store) lockAndLookup(ctx context.Context, tx *ent.Tx, req Request, slot
 	return got, &ent.IdempotencyRecord{RequestHash: *hash, StatusCode: *status, Body: body, ContentType: *contentType}, nil
 }
 
+// run runs a request without a key: h in a transaction of its own, handed
+// to it (and carried by its context, as once does), committed unless h
+// says otherwise; nothing is stored.
 func (s *Store) run(ctx context.Context, h Handler) (Response, error) {
 	var resp Response
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var commit bool
-		resp, commit = h(ctx)
+		resp, commit = h(store.WithTx(ctx, tx), tx)
 		if !commit {
 			return errRollback
 		}

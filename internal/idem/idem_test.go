@@ -2,9 +2,12 @@ package idem_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"merchantpay/ent"
+	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/idem"
@@ -15,7 +18,7 @@ import (
 var acme = tenant.Tenant{MerchantID: "m-acme", Mode: tenant.Test}
 
 func answer(status int, body string, commit bool, calls *int) idem.Handler {
-	return func(ctx context.Context) (idem.Response, bool) {
+	return func(ctx context.Context, _ *ent.Tx) (idem.Response, bool) {
 		*calls++
 		return idem.Response{Status: status, Body: []byte(body), ContentType: "application/json"}, commit
 	}
@@ -89,10 +92,10 @@ func TestDoRecordStoredFirstElsewhere(t *testing.T) {
 	ctx := context.Background()
 	req := idem.Request{Tenant: acme, Key: "k1", Hash: idem.HashRequest("POST", "/x", []byte(`{"a":1}`))}
 	calls := 0
-	resp, replayed, err := s.Do(ctx, req, func(ctx context.Context) (idem.Response, bool) {
+	resp, replayed, err := s.Do(ctx, req, func(ctx context.Context, tx *ent.Tx) (idem.Response, bool) {
 		calls++
 		// This run's effect, in its transaction.
-		if _, err := db.Client(ctx).IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
+		if _, err := tx.Client().IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
 			SetKey("effect").SetRequestHash("h").SetStatusCode(200).SetBody([]byte(`{}`)).SetContentType("application/json").
 			SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(ctx, acme)); err != nil {
 			t.Fatal(err)
@@ -115,4 +118,66 @@ func TestDoRecordStoredFirstElsewhere(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Errorf("%d records (%v), want the other instance's only: this run's effect stays rolled back", n, err)
 	}
+}
+
+// TestDoHandsTheTransaction: Do hands its handler the transaction it opened,
+// keyed or not, the same the handler's context carries for operations that
+// join through it; what the handler writes in it commits with its answer
+// and is rolled back with a refusal. DoLookup hands none.
+func TestDoHandsTheTransaction(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		s := idem.New(db, clk)
+		ctx := context.Background()
+		// write stores a record under effect through the handed
+		// transaction, as an operation's effect.
+		write := func(effect string, commit bool) idem.Handler {
+			return func(ctx context.Context, tx *ent.Tx) (idem.Response, bool) {
+				if tx == nil || ent.TxFromContext(ctx) != tx {
+					t.Fatalf("%s: handed %p, context carries %p; want the same transaction", effect, tx, ent.TxFromContext(ctx))
+				}
+				if _, err := tx.Client().IdempotencyRecord.Create().SetMerchantID(acme.MerchantID).SetMode(acme.Mode).
+					SetKey(effect).SetRequestHash("h").SetStatusCode(200).SetBody([]byte(`{}`)).SetContentType("application/json").
+					SetCreatedAt(clk.Now()).SetExpiresAt(clk.Now().Add(idem.TTL)).Save(tenant.With(ctx, acme)); err != nil {
+					t.Fatal(err)
+				}
+				if commit {
+					return idem.Response{Status: 200, Body: []byte(`{}`)}, true
+				}
+				return idem.Response{Status: 422, Body: []byte(`{}`)}, false
+			}
+		}
+		exists := func(key string) bool {
+			n, err := db.Client(ctx).IdempotencyRecord.Query().Where(idempotencyrecord.Key(key)).Count(tenant.With(ctx, acme))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		}
+		hash := idem.HashRequest("POST", "/x", nil)
+		for _, c := range []struct {
+			key    string
+			commit bool
+		}{{"keyed", true}, {"keyed-refused", false}, {"", true}, {"", false}} {
+			effect := fmt.Sprintf("effect-%s-%v", c.key, c.commit)
+			if _, _, err := s.Do(ctx, idem.Request{Tenant: acme, Key: c.key, Hash: hash}, write(effect, c.commit)); err != nil {
+				t.Fatalf("%s: %v", effect, err)
+			}
+			if exists(effect) != c.commit {
+				t.Errorf("%s: written %v, want %v", effect, exists(effect), c.commit)
+			}
+		}
+		for _, key := range []string{"", "lookup"} {
+			_, _, err := s.DoLookup(ctx, idem.Request{Tenant: acme, Key: key, Hash: hash}, func(ctx context.Context, tx *ent.Tx) (idem.Response, bool) {
+				if tx != nil || ent.TxFromContext(ctx) != nil {
+					t.Errorf("DoLookup %q: handed %p, context carries %p; want none", key, tx, ent.TxFromContext(ctx))
+				}
+				return idem.Response{Status: 200, Body: []byte(`{}`)}, true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }

@@ -17,9 +17,10 @@ import (
 // Payout writes p, a posting whose one balance change lowers a merchant's
 // available balance (a withdrawal's debit), together with rows: INSERTs
 // the caller built, each writing exactly one row (the withdrawal's row and
-// its event), in the transaction carried by ctx (or its own). It must be
-// the last balance change of that transaction: the slot it takes stays
-// locked until the commit. Each of rows writes Stmt.Rows rows.
+// its event), in tx, the caller's transaction (with tx nil, in one of its
+// own). It must be the last balance change of that transaction: the slot
+// it takes stays locked until the commit. Each of rows writes Stmt.Rows
+// rows.
 //
 // On PostgreSQL it is one statement after a SAVEPOINT: rows and the
 // entries are inserted in its WITH clauses, then the amount is taken from
@@ -34,7 +35,7 @@ import (
 // index's refusal of one of rows or of p's entries as the database gave it
 // (store.IsUniqueViolation), for the caller, who knows which rows could
 // collide, to name; store.ErrWroteNothing when one of rows wrote nothing.
-func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Posting, error) {
+func (s *Service) Payout(ctx context.Context, tx *ent.Tx, p Posting, rows []store.Stmt) (Posting, error) {
 	if p.ID == "" {
 		p.ID = uuid.NewString()
 	}
@@ -47,16 +48,19 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 		return Posting{}, fmt.Errorf("%w: posting %q is not a payout: one decrease of a merchant's available balance", ErrInvalid, p.ID)
 	}
 	d := deltas[0]
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		if !s.db.IsPostgres() {
 			for _, st := range rows {
-				if err := store.ExecRows(ctx, st); err != nil {
+				if err := store.ExecRows(ctx, tx, st); err != nil {
 					return err
 				}
 			}
-			var err error
-			p, err = s.Post(ctx, p)
-			return err
+			out := []Posting{p}
+			if err := s.postAll(ctx, tx.Client(), out, [][]*delta{deltas}); err != nil {
+				return err
+			}
+			p = out[0]
+			return nil
 		}
 		p.CreatedAt = s.clock.Now()
 		// An UPDATE that waited for a slot keeps it locked even when its
@@ -64,21 +68,20 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 		// for the row (a rebalance holding the row may wait for that
 		// slot). A refused take therefore rolls back to here, which
 		// releases the slot, before the whole balance is taken.
-		tx := ent.TxFromContext(ctx)
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT payout"); err != nil {
 			return store.Classify(fmt.Errorf("ledger: payout: %w", err))
 		}
-		taken, err := s.writeAndTake(ctx, p, d, rows, true)
+		taken, err := s.writeAndTake(ctx, tx, p, d, rows, true)
 		if err != nil || taken {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT payout"); err != nil {
 			return store.Classify(fmt.Errorf("ledger: payout: %w", err))
 		}
-		if _, err := s.writeAndTake(ctx, p, d, rows, false); err != nil {
+		if _, err := s.writeAndTake(ctx, tx, p, d, rows, false); err != nil {
 			return err
 		}
-		return s.rebalance(ctx, s.db.Client(ctx), d, p.CreatedAt, true)
+		return s.rebalance(ctx, tx.Client(), d, p.CreatedAt, true)
 	})
 	if err != nil {
 		return Posting{}, err
@@ -86,13 +89,13 @@ func (s *Service) Payout(ctx context.Context, p Posting, rows []store.Stmt) (Pos
 	return p, nil
 }
 
-// writeAndTake writes rows and p's entries and, with take, lowers the next
-// slot of d's account in turn (nextSlot) if it covers d, in one statement;
+// writeAndTake writes rows and p's entries in tx and, with take, lowers the
+// next slot of d's account in turn (nextSlot) if it covers d, in one statement;
 // taken is false when it does not (rows and entries are written all the
 // same). The UPDATE's condition reads every inserted row, so that all of
 // them are written before the slot is locked. It waits for a slot another
 // transaction holds: that one waits for nothing while holding it.
-func (s *Service) writeAndTake(ctx context.Context, p Posting, d *delta, rows []store.Stmt, take bool) (taken bool, err error) {
+func (s *Service) writeAndTake(ctx context.Context, tx *ent.Tx, p Posting, d *delta, rows []store.Stmt, take bool) (taken bool, err error) {
 	ctes, wrote, args := store.CTEs(rows)
 	arg := func(v any) string {
 		args = append(args, v)
@@ -126,7 +129,7 @@ func (s *Service) writeAndTake(ctx context.Context, p Posting, d *delta, rows []
 	}
 	var n int
 	var allWritten bool
-	res, err := s.db.Client(ctx).QueryContext(ctx, b.String(), args...)
+	res, err := tx.QueryContext(ctx, b.String(), args...)
 	if err == nil {
 		if res.Next() {
 			err = res.Scan(&n, &allWritten)

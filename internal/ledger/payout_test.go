@@ -1,7 +1,6 @@
 package ledger_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -24,10 +23,8 @@ func (f *fixture) payout(t *testing.T, amount int64, key string, rows ...store.S
 		{Account: ledger.MerchantAccount(acme, money.NGN), Amount: -amount},
 		{Account: ledger.SystemAccount(acme.Mode, money.NGN, ledger.PayoutsInFlight), Amount: amount},
 	}}
-	return f.db.Tx(tenant.With(f.ctx, acme), func(ctx context.Context) error {
-		_, err := f.l.Payout(ctx, p, rows)
-		return err
-	})
+	_, err := f.l.Payout(tenant.With(f.ctx, acme), nil, p, rows)
+	return err
 }
 
 // TestPayoutCarriesRows: the rows handed to Payout are written with the
@@ -78,7 +75,7 @@ func TestPayoutCarriesRows(t *testing.T) {
 			t.Fatalf("%d records after a refused payout, want 2", n)
 		}
 		// Not a payout: a credit of the merchant.
-		_, err := f.l.Payout(tenant.With(f.ctx, acme), ledger.Posting{Entries: []ledger.Entry{
+		_, err := f.l.Payout(tenant.With(f.ctx, acme), nil, ledger.Posting{Entries: []ledger.Entry{
 			{Account: ledger.MerchantAccount(acme, money.NGN), Amount: 5},
 			{Account: ledger.SystemAccount(acme.Mode, money.NGN, ledger.PayoutsInFlight), Amount: -5},
 		}}, nil)

@@ -140,61 +140,66 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 		out[i], plans[i] = p, deltas
 	}
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
-		now := s.clock.Now()
-		entries := 0
-		for _, p := range out {
-			entries += len(p.Entries)
-		}
-		if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
-			return s.postAndLower(ctx, c, out, entries, d, now)
-		}
-		var rows []*ent.LedgerEntryCreate
-		for i := range out {
-			p := &out[i]
-			p.CreatedAt = now
-			for j, e := range p.Entries {
-				rows = append(rows, c.LedgerEntry.Create().SetPostingID(p.ID).SetSeq(j).
-					SetAccountID(e.Account.ID()).SetCurrency(string(e.Account.Currency)).
-					SetBucket(string(e.Bucket)).SetAmount(e.Amount).
-					SetTransactionRef(p.TransactionRef).SetMemo(p.Memo).SetCreatedAt(now))
-			}
-		}
-		for len(rows) > 0 {
-			n := min(len(rows), maxEntriesPerInsert)
-			if err := c.LedgerEntry.CreateBulk(rows[:n]...).Exec(ctx); err != nil {
-				if store.IsUniqueViolation(err) {
-					return duplicatePosting(out)
-				}
-				return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
-			}
-			rows = rows[n:]
-		}
-		// Every posting's balance changes in account id order across the
-		// batch (a worker settling postings of many merchants), each
-		// account's in posting order.
-		var all []*delta
-		for _, deltas := range plans {
-			all = append(all, deltas...)
-		}
-		sort.SliceStable(all, func(i, j int) bool { return all[i].acct.ID() < all[j].acct.ID() })
-		for _, d := range all {
-			if d.available >= 0 && d.pending >= 0 {
-				if err := s.raise(ctx, c, d, now); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := s.lower(ctx, c, d, now); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.postAll(ctx, s.db.Client(ctx), out, plans)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// postAll writes out, planned as plans, through c, the client of the
+// caller's transaction, setting each posting's CreatedAt.
+func (s *Service) postAll(ctx context.Context, c *ent.Client, out []Posting, plans [][]*delta) error {
+	now := s.clock.Now()
+	entries := 0
+	for _, p := range out {
+		entries += len(p.Entries)
+	}
+	if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
+		return s.postAndLower(ctx, c, out, entries, d, now)
+	}
+	var rows []*ent.LedgerEntryCreate
+	for i := range out {
+		p := &out[i]
+		p.CreatedAt = now
+		for j, e := range p.Entries {
+			rows = append(rows, c.LedgerEntry.Create().SetPostingID(p.ID).SetSeq(j).
+				SetAccountID(e.Account.ID()).SetCurrency(string(e.Account.Currency)).
+				SetBucket(string(e.Bucket)).SetAmount(e.Amount).
+				SetTransactionRef(p.TransactionRef).SetMemo(p.Memo).SetCreatedAt(now))
+		}
+	}
+	for len(rows) > 0 {
+		n := min(len(rows), maxEntriesPerInsert)
+		if err := c.LedgerEntry.CreateBulk(rows[:n]...).Exec(ctx); err != nil {
+			if store.IsUniqueViolation(err) {
+				return duplicatePosting(out)
+			}
+			return store.Classify(fmt.Errorf("ledger: insert entries: %w", err))
+		}
+		rows = rows[n:]
+	}
+	// Every posting's balance changes in account id order across the
+	// batch (a worker settling postings of many merchants), each
+	// account's in posting order.
+	var all []*delta
+	for _, deltas := range plans {
+		all = append(all, deltas...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].acct.ID() < all[j].acct.ID() })
+	for _, d := range all {
+		if d.available >= 0 && d.pending >= 0 {
+			if err := s.raise(ctx, c, d, now); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.lower(ctx, c, d, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // onlyLower is the one balance change of plans when there is exactly one

@@ -27,49 +27,69 @@ func (s *Service) Consume(ctx context.Context, reference, transactionType, usedB
 	if validate.Text(reference) != "" {
 		return nil, notFound(reference, "rate_reference") // no quote has such a reference
 	}
-	tt := strings.ToLower(transactionType)
 	var out *ent.Quote
 	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
-		now := s.clock.Now()
-		upd := c.Quote.Update().
-			Where(quote.ID(reference), quote.Used(false), quote.ExpiresAtGT(now), quote.TransactionType(tt)).
-			SetUsed(true).SetUpdatedAt(now)
-		if usedBy != "" {
-			upd.SetUsedBy(usedBy)
-		}
-		n, err := upd.Save(ctx)
-		if err != nil {
-			return err
-		}
-		q, err := c.Quote.Query().Where(quote.ID(reference)).Only(ctx)
-		if ent.IsNotFound(err) {
-			return notFound(reference, "rate_reference")
-		}
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			out = q
-			return nil
-		}
-		switch {
-		case q.TransactionType != tt:
-			return apperr.New(apperr.RateTypeMismatch, "the rate %s was created for a %s, not a %s",
-				reference, strings.ToUpper(q.TransactionType), strings.ToUpper(tt))
-		case q.Used:
-			return used(reference)
-		case !q.ExpiresAt.After(now):
-			return apperr.New(apperr.RateExpired,
-				"the rate %s expired at %s; refresh it with POST /rates/refresh and try again",
-				reference, q.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
-		}
-		return fmt.Errorf("rates: consume %s: no row updated for a usable quote", reference)
+		var err error
+		out, err = s.consume(ctx, s.db.Client(ctx), reference, transactionType, usedBy)
+		return err
 	})
 	if err != nil {
 		return nil, store.Classify(err)
 	}
 	return out, nil
+}
+
+// ConsumeIn is Consume in tx, the consuming operation's transaction, handed
+// to it as an argument (a withdrawal's): if tx rolls back, the quote stays
+// unused.
+func (s *Service) ConsumeIn(ctx context.Context, tx *ent.Tx, reference, transactionType, usedBy string) (*ent.Quote, error) {
+	if validate.Text(reference) != "" {
+		return nil, notFound(reference, "rate_reference") // no quote has such a reference
+	}
+	q, err := s.consume(ctx, tx.Client(), reference, transactionType, usedBy)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return q, nil
+}
+
+// consume is Consume's UPDATE and, when it changed nothing, the reading
+// that says why, through c, the client of the caller's transaction.
+func (s *Service) consume(ctx context.Context, c *ent.Client, reference, transactionType, usedBy string) (*ent.Quote, error) {
+	tt := strings.ToLower(transactionType)
+	now := s.clock.Now()
+	upd := c.Quote.Update().
+		Where(quote.ID(reference), quote.Used(false), quote.ExpiresAtGT(now), quote.TransactionType(tt)).
+		SetUsed(true).SetUpdatedAt(now)
+	if usedBy != "" {
+		upd.SetUsedBy(usedBy)
+	}
+	n, err := upd.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := c.Quote.Query().Where(quote.ID(reference)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, notFound(reference, "rate_reference")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return q, nil
+	}
+	switch {
+	case q.TransactionType != tt:
+		return nil, apperr.New(apperr.RateTypeMismatch, "the rate %s was created for a %s, not a %s",
+			reference, strings.ToUpper(q.TransactionType), strings.ToUpper(tt))
+	case q.Used:
+		return nil, used(reference)
+	case !q.ExpiresAt.After(now):
+		return nil, apperr.New(apperr.RateExpired,
+			"the rate %s expired at %s; refresh it with POST /rates/refresh and try again",
+			reference, q.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+	}
+	return nil, fmt.Errorf("rates: consume %s: no row updated for a usable quote", reference)
 }
 
 func notFound(ref, field string) error {

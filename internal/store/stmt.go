@@ -74,11 +74,10 @@ func renumber(query string, by int) string {
 	return b.String()
 }
 
-// ExecRows runs st, which must write exactly st.Rows rows, in the
-// transaction carried by ctx: ErrWroteNothing when it wrote fewer. Its database error
-// is returned as it is (a unique index's refusal stays recognisable).
-func ExecRows(ctx context.Context, st Stmt) error {
-	tx := ent.TxFromContext(ctx)
+// ExecRows runs st, which must write exactly st.Rows rows, in tx:
+// ErrWroteNothing when it wrote fewer. Its database error is returned as
+// it is (a unique index's refusal stays recognisable).
+func ExecRows(ctx context.Context, tx *ent.Tx, st Stmt) error {
 	if tx == nil {
 		return fmt.Errorf("store: a row's statement outside a transaction")
 	}

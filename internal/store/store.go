@@ -1,7 +1,8 @@
 // Package store opens the database (embedded SQLite or PostgreSQL), migrates
-// it, and runs operations in one database transaction carried by the context,
-// so that an idempotency record, a state change, ledger postings and outbox
-// events commit together or not at all.
+// it, and runs operations in one database transaction, carried by the context
+// (Tx) or handed to them as an argument (Within), so that an idempotency
+// record, a state change, ledger postings and outbox events commit together
+// or not at all.
 package store
 
 import (
@@ -196,8 +197,37 @@ func runGuarded(ctx context.Context, fn func(ctx context.Context) error) (err er
 	return fn(ctx)
 }
 
+// Within runs fn in tx, the transaction the caller was handed; when tx is
+// nil it begins one, runs fn in it and commits it when fn returns nil (and
+// rolls it back otherwise). fn's context does not carry the transaction:
+// fn passes tx on as an argument to whatever writes in it.
+func (db *DB) Within(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx *ent.Tx) error) error {
+	if tx != nil {
+		return fn(ctx, tx)
+	}
+	ctx, end := db.tr.start(ctx, "transaction")
+	err := db.within(ctx, fn)
+	end(err)
+	return err
+}
+
+func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := runGuarded(ctx, func(ctx context.Context) error { return fn(ctx, tx) }); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return Classify(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
 // Begin starts a transaction; the caller commits or rolls back. Most code
-// wants Tx.
+// wants Tx or Within.
 func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
 	tx, err := db.write.Tx(ctx)
 	if err != nil {
@@ -213,7 +243,12 @@ func WithTx(ctx context.Context, tx *ent.Tx) context.Context { return ent.NewTxC
 // carries none). Use it to wake workers and subscribers; never for effects
 // that must not be lost.
 func AfterCommit(ctx context.Context, fn func()) {
-	tx := ent.TxFromContext(ctx)
+	OnCommit(ent.TxFromContext(ctx), fn)
+}
+
+// OnCommit runs fn after tx commits (at once when tx is nil); AfterCommit
+// for a caller handed its transaction.
+func OnCommit(tx *ent.Tx, fn func()) {
 	if tx == nil {
 		fn()
 		return

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"merchantpay/ent"
 	"merchantpay/ent/event"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
@@ -30,8 +32,8 @@ func withdraw(e *servertest.Env, tn tenant.Tenant, key string, in withdrawals.In
 		ref = *in.Reference
 	}
 	req := idem.Request{Tenant: tn, Key: key, Hash: idem.HashRequest("POST", "/withdraw", []byte(in.Amount.String()+" "+ref))}
-	return e.App.Idem.Do(ctx, req, func(ctx context.Context) (idem.Response, bool) {
-		t, err := e.App.Withdrawals.Withdraw(ctx, in)
+	return e.App.Idem.Do(ctx, req, func(ctx context.Context, tx *ent.Tx) (idem.Response, bool) {
+		t, err := e.App.Withdrawals.Withdraw(ctx, tx, in)
 		if err != nil {
 			ae := apperr.As(err)
 			return idem.Response{Status: ae.Kind.Status(), Body: []byte(string(ae.Kind) + " " + uuid.NewString())}, false
@@ -188,6 +190,73 @@ func TestWithdrawReferencesAtOnce(t *testing.T) {
 		if err != nil || b.Available != 10_000*100-6*100*100 {
 			t.Fatalf("balance %+v, %v", b, err)
 		}
+		if err := ledger.Check(tenant.System(context.Background()), e.App.DB); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestWithdrawInHandedTransaction: Withdraw writes in the transaction it is
+// handed and in no other (its context carries none): rolled back, that
+// transaction leaves no row, event or debit; committed, all three. Handed
+// none, Withdraw opens and commits its own, and a refusal leaves nothing.
+func TestWithdrawInHandedTransaction(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Handed Transaction")
+		bank := ngBank(t, e, m)
+		tn := tenant.Tenant{MerchantID: m.ID, Mode: tenant.Test}
+		e.REST("POST", "/sandbox/balances/fund", m.TestSecret, map[string]any{"currency": "NGN", "amount": 1_000}).Expect(200)
+		ctx := tenant.With(context.Background(), tn)
+		expect := func(what string, rows int, available int64) {
+			t.Helper()
+			sys := tenant.System(context.Background())
+			c := e.App.DB.Client(sys)
+			if got, err := c.Transaction.Query().Where(transaction.MerchantID(m.ID), transaction.Type(withdrawals.Type)).Count(sys); err != nil || got != rows {
+				t.Errorf("%s: %d withdrawals (%v), want %d", what, got, err, rows)
+			}
+			if got, err := c.Event.Query().Where(event.MerchantID(m.ID), event.Type("withdrawal.pending")).Count(sys); err != nil || got != rows {
+				t.Errorf("%s: %d withdrawal.pending events (%v), want %d", what, got, err, rows)
+			}
+			if b, err := e.App.Ledger.Balance(ctx, "NGN"); err != nil || b.Available != available {
+				t.Errorf("%s: balance %+v (%v), want %d available", what, b, err, available)
+			}
+		}
+		handed := func(ref string, commit bool) {
+			// On SQLite the handed transaction holds the one writer: a
+			// Withdraw that began another would wait for it until this
+			// deadline.
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			tx, err := e.App.DB.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.App.Withdrawals.Withdraw(ctx, tx, wdInput(bank, 100, ref)); err != nil {
+				_ = tx.Rollback()
+				t.Fatalf("%s: %v", ref, err)
+			}
+			if commit {
+				err = tx.Commit()
+			} else {
+				err = tx.Rollback()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		handed("rolled-back", false)
+		expect("a handed transaction rolled back", 0, 100_000)
+		handed("committed", true)
+		expect("a handed transaction committed", 1, 90_000)
+		if _, err := e.App.Withdrawals.Withdraw(ctx, nil, wdInput(bank, 100, "own")); err != nil {
+			t.Fatal(err)
+		}
+		expect("its own transaction", 2, 80_000)
+		if _, err := e.App.Withdrawals.Withdraw(ctx, nil, wdInput(bank, 1_000, "")); !apperr.Is(err, apperr.InsufficientBalance) {
+			t.Fatalf("a withdrawal over the balance: %v", err)
+		}
+		expect("a refusal in its own transaction", 2, 80_000)
 		if err := ledger.Check(tenant.System(context.Background()), e.App.DB); err != nil {
 			t.Fatal(err)
 		}

@@ -172,16 +172,19 @@ func feeBearer(in Input) string {
 	return *in.FeeBearer
 }
 
-// Withdraw accepts a withdrawal for the merchant and mode of ctx, in the
-// database transaction ctx carries (the one idem.Store.Do opened for the
-// request, which commits it after storing the answer) or else in its own.
+// Withdraw accepts a withdrawal for the merchant and mode of ctx, in tx, the
+// request's database transaction handed to it (the one idem.Store.Do opened,
+// which commits it after storing the answer), or, when tx is nil (tests, the
+// CLI), in one of its own. Every statement below runs in that transaction,
+// which each step is handed as an argument.
+//
 // The quote's consumption (cross), the pending transaction, its
 // withdrawal.pending event and the debit of the merchant's balance commit
 // together or not at all. What runs, in order:
 //
 //  1. Check: every field, and the bank and branch (no statement).
 //  2. direct: the price from the fee table (no statement).
-//  3. s.db.Tx joins the request's transaction (or begins one).
+//  3. s.db.Within runs the rest in tx (or begins a transaction).
 //  4. A cross withdrawal consumes its quote (one UPDATE) and is priced
 //     from it.
 //  5. The merchant's name: from the principal, else one SELECT.
@@ -200,7 +203,7 @@ func feeBearer(in Input) string {
 // Consume's NOT_FOUND, RATE_TYPE_MISMATCH, RATE_USED, RATE_EXPIRED;
 // DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE. After an error the caller's
 // transaction must roll back (idem's does): rows may have been written.
-func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, error) {
+func (s *Service) Withdraw(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transaction, error) {
 	if err := s.Check(in, &apperr.Fields{}); err != nil {
 		return nil, err
 	}
@@ -217,9 +220,9 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	var out *ent.Transaction
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		if in.cross() {
-			q, err := s.rates.Consume(ctx, *in.RateReference, rates.Withdrawal, ref)
+			q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Withdrawal, ref)
 			if err != nil {
 				return err
 			}
@@ -233,7 +236,7 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 				return err // rolls a consumed quote back
 			}
 		}
-		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
+		name, err := merchants.Name(ctx, tx.Client(), tn.MerchantID)
 		if err != nil {
 			return err
 		}
@@ -242,11 +245,11 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 			return err
 		}
 		ts := []*ent.Transaction{t}
-		event, err := s.outbox.Rows(ctx, events.WithdrawalPending, ts)
+		event, err := s.outbox.Rows(ctx, tx, events.WithdrawalPending, ts)
 		if err != nil {
 			return err
 		}
-		_, err = s.ledger.Payout(ctx, debitPosting(tn, t, tm), []store.Stmt{rowsInsert(s.db.Dialect, ts), event})
+		_, err = s.ledger.Payout(ctx, tx, debitPosting(tn, t, tm), []store.Stmt{rowsInsert(s.db.Dialect, ts), event})
 		if in.Reference != nil && store.IsUniqueViolation(err) {
 			// The only unique value of these rows not made here.
 			return transactions.DuplicateReference(*in.Reference)
@@ -254,7 +257,7 @@ func (s *Service) Withdraw(ctx context.Context, in Input) (*ent.Transaction, err
 		if err != nil {
 			return store.Classify(fmt.Errorf("withdrawals: accept %s: %w", ref, err))
 		}
-		store.AfterCommit(ctx, s.waker.Wake)
+		store.OnCommit(tx, s.waker.Wake)
 		out = t
 		return nil
 	})
