@@ -51,7 +51,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 		in := accountInput(input.Account)
 		acc = &in
 	}
-	w, _, err := r.Svc.Accounts.CreateWallet(ctx, walletInput(input), acc)
+	w, _, err := r.Svc.Accounts.CreateWallet(ctx, requestTx(ctx), walletInput(input), acc)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +75,9 @@ func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.Cr
 		err error
 	)
 	if input.WalletReference == nil {
-		a, err = r.Svc.Accounts.CreateGlobal(ctx, in, "account.")
+		a, err = r.Svc.Accounts.CreateGlobal(ctx, requestTx(ctx), in, "account.")
 	} else {
-		a, err = r.Svc.Accounts.Create(ctx, *input.WalletReference, in, "account.")
+		a, err = r.Svc.Accounts.Create(ctx, requestTx(ctx), *input.WalletReference, in, "account.")
 	}
 	if err != nil {
 		return nil, err
