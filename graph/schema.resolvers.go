@@ -200,7 +200,7 @@ func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.Co
 
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.CreatedWebhookEndpoint, error) {
-	ep, err := r.Svc.Webhooks.Create(ctx, webhooks.CreateInput{URL: &input.URL, Events: input.Events})
+	ep, err := r.Svc.Webhooks.Create(ctx, requestTx(ctx), webhooks.CreateInput{URL: &input.URL, Events: input.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input mode
 
 // DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
 func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string) (*model.DeletedWebhookEndpoint, error) {
-	if err := r.Svc.Webhooks.Delete(ctx, id); err != nil {
+	if err := r.Svc.Webhooks.Delete(ctx, requestTx(ctx), id); err != nil {
 		return nil, err
 	}
 	return &model.DeletedWebhookEndpoint{ID: id, Deleted: true}, nil
@@ -217,7 +217,7 @@ func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string)
 
 // RollWebhookSecret is the resolver for the rollWebhookSecret field.
 func (r *mutationResolver) RollWebhookSecret(ctx context.Context, id string) (*model.RolledWebhookSecret, error) {
-	ep, err := r.Svc.Webhooks.RollSecret(ctx, id)
+	ep, err := r.Svc.Webhooks.RollSecret(ctx, requestTx(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (r *mutationResolver) RollWebhookSecret(ctx context.Context, id string) (*m
 
 // RedeliverEvent is the resolver for the redeliverEvent field.
 func (r *mutationResolver) RedeliverEvent(ctx context.Context, id string) ([]*model.WebhookDelivery, error) {
-	ds, err := r.Svc.Webhooks.Redeliver(ctx, id)
+	ds, err := r.Svc.Webhooks.Redeliver(ctx, requestTx(ctx), id)
 	if err != nil {
 		return nil, err
 	}
