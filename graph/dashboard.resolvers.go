@@ -27,7 +27,7 @@ func (r *mutationResolver) RollAPIKeys(ctx context.Context, input *model.RollAPI
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	rolled, err := r.Svc.Merchants.RollKeysWithOverlap(ctx, p.MerchantID, p.Mode, overlap)
+	rolled, err := r.Svc.Merchants.RollKeysWithOverlap(ctx, requestTx(ctx), p.MerchantID, p.Mode, overlap)
 	if err != nil {
 		return nil, err
 	}
