@@ -156,7 +156,7 @@ func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model
 
 // EnrolCryptoPay is the resolver for the enrolCryptoPay field.
 func (r *mutationResolver) EnrolCryptoPay(ctx context.Context, input model.EnrolCryptoPayInput) (*model.CryptoPayEnrolment, error) {
-	e, err := r.Svc.CryptoPay.Enrol(ctx, cryptopay.EnrolInput{BusinessName: &input.BusinessName, LogoURL: &input.LogoURL,
+	e, err := r.Svc.CryptoPay.Enrol(ctx, requestTx(ctx), cryptopay.EnrolInput{BusinessName: &input.BusinessName, LogoURL: &input.LogoURL,
 		Website: &input.Website, SuccessURL: &input.SuccessURL, FailureURL: &input.FailureURL})
 	if err != nil {
 		return nil, err
