@@ -176,7 +176,7 @@ func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDe
 		in.ProductName, in.ProductDescription = &input.Requirement.ProductName, input.Requirement.ProductDescription
 		in.FailureURL, in.SuccessURL = input.Requirement.FailureURL, input.Requirement.SuccessURL
 	}
-	d, err := r.Svc.CryptoPay.StartDeposit(ctx, in)
+	d, err := r.Svc.CryptoPay.StartDeposit(ctx, requestTx(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDe
 
 // CompleteCryptoPay is the resolver for the completeCryptoPay field.
 func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.CompleteCryptoPayInput) (*model.Transaction, error) {
-	t, err := r.Svc.CryptoPay.Complete(ctx, input.PrepayID, strings.ToLower(string(input.Outcome)))
+	t, err := r.Svc.CryptoPay.Complete(ctx, requestTx(ctx), input.PrepayID, strings.ToLower(string(input.Outcome)))
 	if err != nil {
 		return nil, err
 	}

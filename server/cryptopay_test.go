@@ -529,7 +529,7 @@ func TestCryptoPayPayOnPage(t *testing.T) {
 				t.Errorf("second completion (%s): %s", outcome, r.Body)
 			}
 		}
-		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), id, "success"); !apperr.Is(err, apperr.DuplicateReference) {
+		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), nil, id, "success"); !apperr.Is(err, apperr.DuplicateReference) {
 			t.Errorf("second Complete: %v", err)
 		}
 		for _, action := range []string{"/pay", "/cancel"} {
@@ -805,7 +805,7 @@ func TestCryptoPayFees(t *testing.T) {
 			{"beneficiary", "1065", "1065", "1000", "65", "1935"},
 		}
 		for _, c := range cases {
-			dep, err := svc.StartDeposit(ctx, in("1000", c.bearer))
+			dep, err := svc.StartDeposit(ctx, nil, in("1000", c.bearer))
 			if err != nil {
 				t.Fatalf("%s: %v", c.bearer, err)
 			}
@@ -820,17 +820,17 @@ func TestCryptoPayFees(t *testing.T) {
 			if tx["fee_bearer"] != c.bearer {
 				t.Errorf("fee_bearer %v", tx["fee_bearer"])
 			}
-			if _, err := svc.Complete(ctx, dep.Links.PrepayID, cryptopay.OutcomeSuccess); err != nil {
+			if _, err := svc.Complete(ctx, nil, dep.Links.PrepayID, cryptopay.OutcomeSuccess); err != nil {
 				t.Fatal(err)
 			}
 			if b := available(t, e, m.LiveSecret, "NGN"); !b.Equal(decimal.RequireFromString(c.total)) {
 				t.Errorf("%s: NGN available %s, want %s", c.bearer, b, c.total)
 			}
 		}
-		if _, err := svc.StartDeposit(ctx, in("50", "merchant")); !apperr.Is(err, apperr.AmountTooSmall) {
+		if _, err := svc.StartDeposit(ctx, nil, in("50", "merchant")); !apperr.Is(err, apperr.AmountTooSmall) {
 			t.Errorf("fee above the amount: %v", err)
 		}
-		if _, err := svc.StartDeposit(ctx, in("50", "beneficiary")); err != nil {
+		if _, err := svc.StartDeposit(ctx, nil, in("50", "beneficiary")); err != nil {
 			t.Errorf("fee added for the payer: %v", err)
 		}
 	})

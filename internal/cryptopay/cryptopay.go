@@ -297,7 +297,16 @@ func (s *Service) Enrolment(ctx context.Context) (*ent.CryptoPayEnrolment, error
 	if _, err := liveTenant(ctx); err != nil {
 		return nil, err
 	}
-	e, err := s.db.Client(ctx).CryptoPayEnrolment.Query().
+	return enrolmentIn(ctx, s.db.Client(ctx))
+}
+
+// enrolmentIn is Enrolment read with c, the client of the caller's
+// transaction, for a tenant already known to be live.
+func enrolmentIn(ctx context.Context, c *ent.Client) (*ent.CryptoPayEnrolment, error) {
+	if _, err := liveTenant(ctx); err != nil {
+		return nil, err
+	}
+	e, err := c.CryptoPayEnrolment.Query().
 		Where(cryptopayenrolment.Status(EnrolmentApproved)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotEnrolled,
