@@ -301,7 +301,7 @@ func (s *Service) Enrolment(ctx context.Context) (*ent.CryptoPayEnrolment, error
 }
 
 // enrolmentIn is Enrolment read with c, the client of the caller's
-// transaction, for a tenant already known to be live.
+// transaction.
 func enrolmentIn(ctx context.Context, c *ent.Client) (*ent.CryptoPayEnrolment, error) {
 	if _, err := liveTenant(ctx); err != nil {
 		return nil, err
