@@ -140,7 +140,7 @@ func (h *Handler) complete(outcome string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("prepayId")
 		back := Prefix + id
-		t, err := h.svc.Complete(tenant.System(r.Context()), id, outcome)
+		t, err := h.svc.Complete(tenant.System(r.Context()), nil, id, outcome)
 		switch {
 		case apperr.Is(err, apperr.DuplicateReference):
 			http.Redirect(w, r, back, http.StatusSeeOther)

@@ -27,7 +27,7 @@ func (r *mutationResolver) RollAPIKeys(ctx context.Context, input *model.RollAPI
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	rolled, err := r.Svc.Merchants.RollKeysWithOverlap(ctx, p.MerchantID, p.Mode, overlap)
+	rolled, err := r.Svc.Merchants.RollKeysWithOverlap(ctx, requestTx(ctx), p.MerchantID, p.Mode, overlap)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (r *mutationResolver) CreateTransactionExport(ctx context.Context, filter *
 
 // SendTestWebhook is the resolver for the sendTestWebhook field.
 func (r *mutationResolver) SendTestWebhook(ctx context.Context, endpointID string) (*model.WebhookDelivery, error) {
-	d, err := r.Svc.Webhooks.SendTest(ctx, endpointID, "endpointId")
+	d, err := r.Svc.Webhooks.SendTest(ctx, requestTx(ctx), endpointID, "endpointId")
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *mutationResolver) SendTestWebhook(ctx context.Context, endpointID strin
 
 // UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string, enabled bool) (*model.WebhookEndpoint, error) {
-	ep, err := r.Svc.Webhooks.SetEnabled(ctx, id, enabled)
+	ep, err := r.Svc.Webhooks.SetEnabled(ctx, requestTx(ctx), id, enabled)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string,
 
 // ResendWebhookDelivery is the resolver for the resendWebhookDelivery field.
 func (r *mutationResolver) ResendWebhookDelivery(ctx context.Context, id string) (*model.WebhookDelivery, error) {
-	d, err := r.Svc.Webhooks.Resend(ctx, id, "id")
+	d, err := r.Svc.Webhooks.Resend(ctx, requestTx(ctx), id, "id")
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 		in := accountInput(input.Account)
 		acc = &in
 	}
-	w, _, err := r.Svc.Accounts.CreateWallet(ctx, walletInput(input), acc)
+	w, _, err := r.Svc.Accounts.CreateWallet(ctx, requestTx(ctx), walletInput(input), acc)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +75,9 @@ func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.Cr
 		err error
 	)
 	if input.WalletReference == nil {
-		a, err = r.Svc.Accounts.CreateGlobal(ctx, in, "account.")
+		a, err = r.Svc.Accounts.CreateGlobal(ctx, requestTx(ctx), in, "account.")
 	} else {
-		a, err = r.Svc.Accounts.Create(ctx, *input.WalletReference, in, "account.")
+		a, err = r.Svc.Accounts.Create(ctx, requestTx(ctx), *input.WalletReference, in, "account.")
 	}
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model
 
 // EnrolCryptoPay is the resolver for the enrolCryptoPay field.
 func (r *mutationResolver) EnrolCryptoPay(ctx context.Context, input model.EnrolCryptoPayInput) (*model.CryptoPayEnrolment, error) {
-	e, err := r.Svc.CryptoPay.Enrol(ctx, cryptopay.EnrolInput{BusinessName: &input.BusinessName, LogoURL: &input.LogoURL,
+	e, err := r.Svc.CryptoPay.Enrol(ctx, requestTx(ctx), cryptopay.EnrolInput{BusinessName: &input.BusinessName, LogoURL: &input.LogoURL,
 		Website: &input.Website, SuccessURL: &input.SuccessURL, FailureURL: &input.FailureURL})
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDe
 		in.ProductName, in.ProductDescription = &input.Requirement.ProductName, input.Requirement.ProductDescription
 		in.FailureURL, in.SuccessURL = input.Requirement.FailureURL, input.Requirement.SuccessURL
 	}
-	d, err := r.Svc.CryptoPay.StartDeposit(ctx, in)
+	d, err := r.Svc.CryptoPay.StartDeposit(ctx, requestTx(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (r *mutationResolver) StartDeposit(ctx context.Context, input model.StartDe
 
 // CompleteCryptoPay is the resolver for the completeCryptoPay field.
 func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.CompleteCryptoPayInput) (*model.Transaction, error) {
-	t, err := r.Svc.CryptoPay.Complete(ctx, input.PrepayID, strings.ToLower(string(input.Outcome)))
+	t, err := r.Svc.CryptoPay.Complete(ctx, requestTx(ctx), input.PrepayID, strings.ToLower(string(input.Outcome)))
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (r *mutationResolver) CompleteCryptoPay(ctx context.Context, input model.Co
 
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.CreatedWebhookEndpoint, error) {
-	ep, err := r.Svc.Webhooks.Create(ctx, webhooks.CreateInput{URL: &input.URL, Events: input.Events})
+	ep, err := r.Svc.Webhooks.Create(ctx, requestTx(ctx), webhooks.CreateInput{URL: &input.URL, Events: input.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input mode
 
 // DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
 func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string) (*model.DeletedWebhookEndpoint, error) {
-	if err := r.Svc.Webhooks.Delete(ctx, id); err != nil {
+	if err := r.Svc.Webhooks.Delete(ctx, requestTx(ctx), id); err != nil {
 		return nil, err
 	}
 	return &model.DeletedWebhookEndpoint{ID: id, Deleted: true}, nil
@@ -217,7 +217,7 @@ func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string)
 
 // RollWebhookSecret is the resolver for the rollWebhookSecret field.
 func (r *mutationResolver) RollWebhookSecret(ctx context.Context, id string) (*model.RolledWebhookSecret, error) {
-	ep, err := r.Svc.Webhooks.RollSecret(ctx, id)
+	ep, err := r.Svc.Webhooks.RollSecret(ctx, requestTx(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (r *mutationResolver) RollWebhookSecret(ctx context.Context, id string) (*m
 
 // RedeliverEvent is the resolver for the redeliverEvent field.
 func (r *mutationResolver) RedeliverEvent(ctx context.Context, id string) ([]*model.WebhookDelivery, error) {
-	ds, err := r.Svc.Webhooks.Redeliver(ctx, id)
+	ds, err := r.Svc.Webhooks.Redeliver(ctx, requestTx(ctx), id)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func (o *Ops) createAccount(ctx context.Context, r *Request) (Result, error) {
 	if err := mergeValidation(&f, func(g *apperr.Fields) { accounts.Validate(in, "", g) }); err != nil {
 		return Result{}, err
 	}
-	a, err := o.Accounts.Create(ctx, r.Param("wallet_reference"), in, "")
+	a, err := o.Accounts.Create(ctx, r.Tx, r.Param("wallet_reference"), in, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -111,7 +111,7 @@ func (o *Ops) createGlobalAccount(ctx context.Context, r *Request) (Result, erro
 	if err := mergeValidation(&f, func(g *apperr.Fields) { accounts.ValidateGlobal(in, "", g) }); err != nil {
 		return Result{}, err
 	}
-	a, err := o.Accounts.CreateGlobal(ctx, in, "")
+	a, err := o.Accounts.CreateGlobal(ctx, r.Tx, in, "")
 	if err != nil {
 		return Result{}, err
 	}

@@ -48,7 +48,7 @@ func (o *Ops) startDeposit(ctx context.Context, r *Request) (Result, error) {
 	if err := mergeValidation(&f, func(g *apperr.Fields) { cryptopay.ValidateDeposit(in, g) }); err != nil {
 		return Result{}, err
 	}
-	d, err := o.CryptoPay.StartDeposit(ctx, in)
+	d, err := o.CryptoPay.StartDeposit(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -69,7 +69,7 @@ func (o *Ops) completeCryptoPay(ctx context.Context, r *Request) (Result, error)
 	if err := mergeValidation(&f, func(g *apperr.Fields) { cryptopay.ValidateOutcome(outcome, g) }); err != nil {
 		return Result{}, err
 	}
-	t, err := o.CryptoPay.Complete(ctx, r.Param("prepayId"), *outcome)
+	t, err := o.CryptoPay.Complete(ctx, r.Tx, r.Param("prepayId"), *outcome)
 	if err != nil {
 		return Result{}, err
 	}

@@ -109,7 +109,7 @@ func (o *Ops) createWallet(ctx context.Context, r *Request) (Result, error) {
 	}); err != nil {
 		return Result{}, err
 	}
-	w, a, err := o.Accounts.CreateWallet(ctx, in, acc)
+	w, a, err := o.Accounts.CreateWallet(ctx, r.Tx, in, acc)
 	if err != nil {
 		return Result{}, err
 	}

@@ -70,7 +70,7 @@ func (o *Ops) createWebhook(ctx context.Context, r *Request) (Result, error) {
 	if err := mergeValidation(&f, func(g *apperr.Fields) { webhooks.Validate(in, g) }); err != nil {
 		return Result{}, err
 	}
-	ep, err := o.Webhooks.Create(ctx, in)
+	ep, err := o.Webhooks.Create(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,7 +98,7 @@ func (o *Ops) listWebhooks(ctx context.Context, r *Request) (Result, error) {
 
 func (o *Ops) deleteWebhook(ctx context.Context, r *Request) (Result, error) {
 	id := r.Param("id")
-	if err := o.Webhooks.Delete(ctx, id); err != nil {
+	if err := o.Webhooks.Delete(ctx, r.Tx, id); err != nil {
 		return Result{}, err
 	}
 	return Result{Message: "Webhook endpoint deleted successfully", Data: struct {
@@ -109,7 +109,7 @@ func (o *Ops) deleteWebhook(ctx context.Context, r *Request) (Result, error) {
 
 // rollWebhookSecret takes no body (one sent is ignored).
 func (o *Ops) rollWebhookSecret(ctx context.Context, r *Request) (Result, error) {
-	ep, err := o.Webhooks.RollSecret(ctx, r.Param("id"))
+	ep, err := o.Webhooks.RollSecret(ctx, r.Tx, r.Param("id"))
 	if err != nil {
 		return Result{}, err
 	}

@@ -93,7 +93,7 @@ func merchantCmd(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 	case "create":
 		out, err = app.Merchants.Create(ctx, *name, *email)
 	case "roll-keys":
-		out, err = app.Merchants.RollKeysWithOverlap(ctx, *id, *mode, *overlap)
+		out, err = app.Merchants.RollKeysWithOverlap(ctx, nil, *id, *mode, *overlap)
 	default:
 		fmt.Fprintln(stderr, usage)
 		return 2

@@ -69,7 +69,7 @@ func cpEnrolInput() cryptopay.EnrolInput {
 func cpMerchant(t *testing.T, e *servertest.Env, name string) servertest.Merchant {
 	t.Helper()
 	m := e.Merchant(name)
-	if _, err := e.App.CryptoPay.Enrol(liveCtx(m), cpEnrolInput()); err != nil {
+	if _, err := e.App.CryptoPay.Enrol(liveCtx(m), nil, cpEnrolInput()); err != nil {
 		t.Fatalf("enrol: %v", err)
 	}
 	return m
@@ -190,7 +190,7 @@ func TestCryptoPayRefusals(t *testing.T) {
 				t.Errorf("test key: code %s: %s", r.Code(), r.Body)
 			}
 		}
-		if _, err := e.App.CryptoPay.Enrol(merchantCtx(m), cpEnrolInput()); !apperr.Is(err, apperr.LiveModeOnly) {
+		if _, err := e.App.CryptoPay.Enrol(merchantCtx(m), nil, cpEnrolInput()); !apperr.Is(err, apperr.LiveModeOnly) {
 			t.Errorf("test-mode enrolment: %v, want LIVE_MODE_ONLY", err)
 		}
 		if r := completeVia(e, m.TestSecret, strings.Repeat("a", 32), "success").Expect(http.StatusForbidden); r.Code() != "LIVE_MODE_ONLY" {
@@ -205,7 +205,7 @@ func TestCryptoPayRefusals(t *testing.T) {
 		if _, err := e.App.CryptoPay.Enrolment(liveCtx(m)); !apperr.Is(err, apperr.NotEnrolled) {
 			t.Errorf("Enrolment before enrolling: %v", err)
 		}
-		if _, err := e.App.CryptoPay.Enrol(liveCtx(m), cpEnrolInput()); err != nil {
+		if _, err := e.App.CryptoPay.Enrol(liveCtx(m), nil, cpEnrolInput()); err != nil {
 			t.Fatal(err)
 		}
 		startDep(e, m.LiveSecret, body).Expect(200)
@@ -237,17 +237,17 @@ func TestCryptoPayEnrolment(t *testing.T) {
 			return out
 		}
 		all := []string{"businessName", "failureUrl", "logoUrl", "successUrl", "website"}
-		_, err := e.App.CryptoPay.Enrol(ctx, cryptopay.EnrolInput{})
+		_, err := e.App.CryptoPay.Enrol(ctx, nil, cryptopay.EnrolInput{})
 		if !apperr.Is(err, apperr.Validation) || !slices.Equal(fieldsOf(err), all) {
 			t.Errorf("empty enrolment: %v, fields %v", err, fieldsOf(err))
 		}
-		_, err = e.App.CryptoPay.Enrol(ctx, cryptopay.EnrolInput{BusinessName: sptr("  "), LogoURL: sptr("ftp://x/logo.png"),
+		_, err = e.App.CryptoPay.Enrol(ctx, nil, cryptopay.EnrolInput{BusinessName: sptr("  "), LogoURL: sptr("ftp://x/logo.png"),
 			Website: sptr("acme.example"), SuccessURL: sptr("javascript:alert(1)"), FailureURL: sptr("https://")})
 		if !apperr.Is(err, apperr.Validation) || !slices.Equal(fieldsOf(err), all) {
 			t.Errorf("bad enrolment: %v, fields %v", err, fieldsOf(err))
 		}
 
-		enr, err := e.App.CryptoPay.Enrol(ctx, cpEnrolInput())
+		enr, err := e.App.CryptoPay.Enrol(ctx, nil, cpEnrolInput())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestCryptoPayEnrolment(t *testing.T) {
 		// Enrolling again replaces the details and notifies again.
 		in := cpEnrolInput()
 		in.BusinessName = sptr("Acme Two")
-		again, err := e.App.CryptoPay.Enrol(ctx, in)
+		again, err := e.App.CryptoPay.Enrol(ctx, nil, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +529,7 @@ func TestCryptoPayPayOnPage(t *testing.T) {
 				t.Errorf("second completion (%s): %s", outcome, r.Body)
 			}
 		}
-		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), id, "success"); !apperr.Is(err, apperr.DuplicateReference) {
+		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), nil, id, "success"); !apperr.Is(err, apperr.DuplicateReference) {
 			t.Errorf("second Complete: %v", err)
 		}
 		for _, action := range []string{"/pay", "/cancel"} {
@@ -805,7 +805,7 @@ func TestCryptoPayFees(t *testing.T) {
 			{"beneficiary", "1065", "1065", "1000", "65", "1935"},
 		}
 		for _, c := range cases {
-			dep, err := svc.StartDeposit(ctx, in("1000", c.bearer))
+			dep, err := svc.StartDeposit(ctx, nil, in("1000", c.bearer))
 			if err != nil {
 				t.Fatalf("%s: %v", c.bearer, err)
 			}
@@ -820,17 +820,17 @@ func TestCryptoPayFees(t *testing.T) {
 			if tx["fee_bearer"] != c.bearer {
 				t.Errorf("fee_bearer %v", tx["fee_bearer"])
 			}
-			if _, err := svc.Complete(ctx, dep.Links.PrepayID, cryptopay.OutcomeSuccess); err != nil {
+			if _, err := svc.Complete(ctx, nil, dep.Links.PrepayID, cryptopay.OutcomeSuccess); err != nil {
 				t.Fatal(err)
 			}
 			if b := available(t, e, m.LiveSecret, "NGN"); !b.Equal(decimal.RequireFromString(c.total)) {
 				t.Errorf("%s: NGN available %s, want %s", c.bearer, b, c.total)
 			}
 		}
-		if _, err := svc.StartDeposit(ctx, in("50", "merchant")); !apperr.Is(err, apperr.AmountTooSmall) {
+		if _, err := svc.StartDeposit(ctx, nil, in("50", "merchant")); !apperr.Is(err, apperr.AmountTooSmall) {
 			t.Errorf("fee above the amount: %v", err)
 		}
-		if _, err := svc.StartDeposit(ctx, in("50", "beneficiary")); err != nil {
+		if _, err := svc.StartDeposit(ctx, nil, in("50", "beneficiary")); err != nil {
 			t.Errorf("fee added for the payer: %v", err)
 		}
 	})

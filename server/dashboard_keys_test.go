@@ -97,16 +97,16 @@ func TestRollKeysWithOverlap(t *testing.T) {
 func TestRollKeysOverlapService(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Cli Co")
-		if _, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), m.ID, tenant.Test, 25*time.Hour); err == nil {
+		if _, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), nil, m.ID, tenant.Test, 25*time.Hour); err == nil {
 			t.Error("an overlap of 25 h was taken")
 		}
-		r, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), m.ID, tenant.Test, 10*time.Minute)
+		r, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), nil, m.ID, tenant.Test, 10*time.Minute)
 		if err != nil || r.OldKeysExpireAt == nil {
 			t.Fatalf("roll: %+v %v", r, err)
 		}
 		// A second roll with a longer overlap does not lengthen the first
 		// keys' life.
-		if _, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), m.ID, tenant.Test, time.Hour); err != nil {
+		if _, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), nil, m.ID, tenant.Test, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		old, err := e.App.DB.Client(sys).APIKey.Query().Where(apikey.Hash(merchants.Hash(m.TestSecret))).Only(sys)

@@ -52,7 +52,7 @@ func TestSimulationsOffAreNotFound(t *testing.T) {
 		notFound("REST crypto-pay completion", e.REST("POST", "/sandbox/deposits/crypto-pay/"+prepay, m.LiveSecret, map[string]any{"outcome": "success"}))
 		notFound("GraphQL completeCryptoPay", e.GQL(m.LiveSecret, `mutation($p: String!) { completeCryptoPay(input: {prepayId: $p, outcome: SUCCESS}) { status } }`,
 			map[string]any{"p": prepay}))
-		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), prepay, "success"); !apperr.Is(err, apperr.NotFound) {
+		if _, err := e.App.CryptoPay.Complete(tenant.System(context.Background()), nil, prepay, "success"); !apperr.Is(err, apperr.NotFound) {
 			t.Errorf("the hosted page's completion without simulations: %v, want NOT_FOUND", err)
 		}
 

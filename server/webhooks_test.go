@@ -416,10 +416,10 @@ func TestWebhookDeadReceiverThenRedeliver(t *testing.T) {
 
 		rcv.setRespond(always(200))
 		ctx := tenant.With(context.Background(), tn)
-		if _, err := e.App.Webhooks.Redeliver(tenant.With(context.Background(), tenant.Tenant{MerchantID: m.ID, Mode: tenant.Live}), ev.EventID); !apperr.Is(err, apperr.NotFound) {
+		if _, err := e.App.Webhooks.Redeliver(tenant.With(context.Background(), tenant.Tenant{MerchantID: m.ID, Mode: tenant.Live}), nil, ev.EventID); !apperr.Is(err, apperr.NotFound) {
 			t.Fatalf("redeliver from the other mode: %v", err)
 		}
-		re, err := e.App.Webhooks.Redeliver(ctx, ev.EventID)
+		re, err := e.App.Webhooks.Redeliver(ctx, nil, ev.EventID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +464,7 @@ func TestWebhookMerchantIsolation(t *testing.T) {
 		if _, err := e.App.Webhooks.Deliveries(tenant.With(context.Background(), testTenant(b)), evA.EventID); !apperr.Is(err, apperr.NotFound) {
 			t.Fatalf("B reads A's deliveries: %v", err)
 		}
-		if _, err := e.App.Webhooks.Redeliver(tenant.With(context.Background(), testTenant(b)), evA.EventID); !apperr.Is(err, apperr.NotFound) {
+		if _, err := e.App.Webhooks.Redeliver(tenant.With(context.Background(), testTenant(b)), nil, evA.EventID); !apperr.Is(err, apperr.NotFound) {
 			t.Fatalf("B redelivers A's event: %v", err)
 		}
 	}, fast...)

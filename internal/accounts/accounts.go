@@ -84,23 +84,27 @@ func New(db *store.DB, c clock.Clock, r rails.Rails, w *wallets.Service) *Servic
 // merchant or mode, is NOT_FOUND. prefix is prepended to the names of the
 // account's fields in errors, as the caller's input nests them ("account."
 // in GraphQL's createFiatAccount; "" in REST, whose body is the account).
-func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput, prefix string) (*ent.FiatAccount, error) {
+//
+// It runs in tx, the request's transaction handed to it, or, when tx is nil
+// (a live mode's request, which runs outside one, and tests), in one of its
+// own.
+func (s *Service) Create(ctx context.Context, tx *ent.Tx, walletRef string, in CreateInput, prefix string) (*ent.FiatAccount, error) {
 	var f apperr.Fields
 	Validate(in, prefix, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	pre, err := s.provision(ctx, &in, prefix, s.walletHolder(ctx, walletRef))
+	pre, err := s.provision(ctx, tx, &in, prefix, s.walletHolder(ctx, walletRef))
 	if err != nil {
 		return nil, err
 	}
 	var a *ent.FiatAccount
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		w, err := s.wallets.Get(ctx, walletRef)
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		w, err := wallets.GetIn(ctx, tx.Client(), walletRef)
 		if err != nil {
 			return err
 		}
-		a, err = s.issue(ctx, w, in, prefix, pre)
+		a, err = s.issue(ctx, tx.Client(), w, in, prefix, pre)
 		return err
 	})
 	return a, err
@@ -108,22 +112,22 @@ func (s *Service) Create(ctx context.Context, walletRef string, in CreateInput, 
 
 // CreateGlobal issues the merchant's global static_dynamic account, which
 // belongs to no wallet (POST /accounts). A merchant may hold several, each
-// with its own account_reference. prefix is Create's.
-func (s *Service) CreateGlobal(ctx context.Context, in CreateInput, prefix string) (*ent.FiatAccount, error) {
+// with its own account_reference. prefix and tx are Create's.
+func (s *Service) CreateGlobal(ctx context.Context, tx *ent.Tx, in CreateInput, prefix string) (*ent.FiatAccount, error) {
 	var f apperr.Fields
 	ValidateGlobal(in, prefix, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	in.AccountType = ptr(StaticDynamic)
-	pre, err := s.provision(ctx, &in, prefix, s.merchantHolder(ctx))
+	pre, err := s.provision(ctx, tx, &in, prefix, s.merchantHolder(ctx))
 	if err != nil {
 		return nil, err
 	}
 	var a *ent.FiatAccount
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		a, err = s.issue(ctx, nil, in, prefix, pre)
+		a, err = s.issue(ctx, tx.Client(), nil, in, prefix, pre)
 		return err
 	})
 	return a, err
@@ -132,8 +136,8 @@ func (s *Service) CreateGlobal(ctx context.Context, in CreateInput, prefix strin
 // CreateWallet creates a wallet and, when acc is not nil, its inline account
 // (the `account` object of a wallet request) in one transaction. Every bad
 // field of both is reported at once, the account's as "account.<field>";
-// nothing is created unless both are.
-func (s *Service) CreateWallet(ctx context.Context, win wallets.CreateInput, acc *CreateInput) (*ent.Wallet, *ent.FiatAccount, error) {
+// nothing is created unless both are. tx is Create's.
+func (s *Service) CreateWallet(ctx context.Context, tx *ent.Tx, win wallets.CreateInput, acc *CreateInput) (*ent.Wallet, *ent.FiatAccount, error) {
 	var f apperr.Fields
 	wallets.Validate(win, &f)
 	if acc != nil {
@@ -145,17 +149,17 @@ func (s *Service) CreateWallet(ctx context.Context, win wallets.CreateInput, acc
 	var pre *preIssued
 	if acc != nil {
 		var err error
-		if pre, err = s.provision(ctx, acc, "account.", inputHolder(win)); err != nil {
+		if pre, err = s.provision(ctx, tx, acc, "account.", inputHolder(win)); err != nil {
 			return nil, nil, err
 		}
 	}
 	var a *ent.FiatAccount
-	w, err := s.wallets.Create(ctx, win, func(ctx context.Context, w *ent.Wallet) error {
+	w, err := s.wallets.Create(ctx, tx, win, func(ctx context.Context, tx *ent.Tx, w *ent.Wallet) error {
 		if acc == nil {
 			return nil
 		}
 		var err error
-		a, err = s.issue(ctx, w, *acc, "account.", pre)
+		a, err = s.issue(ctx, tx.Client(), w, *acc, "account.", pre)
 		return err
 	})
 	if err != nil {
@@ -174,11 +178,10 @@ const maxIssueAttempts = 8
 // work there).
 const savepoint = "fiat_account_issue"
 
-// issue inserts a validated account in the transaction carried by ctx. w is
-// nil for the global account; pre is the account a live provider issued,
-// nil for a sandbox number.
-func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, prefix string, pre *preIssued) (*ent.FiatAccount, error) {
-	c := s.db.Client(ctx)
+// issue inserts a validated account with c, the client of the caller's
+// transaction. w is nil for the global account; pre is the account a live
+// provider issued, nil for a sandbox number.
+func (s *Service) issue(ctx context.Context, c *ent.Client, w *ent.Wallet, in CreateInput, prefix string, pre *preIssued) (*ent.FiatAccount, error) {
 	ref := uuid.NewString()
 	if in.Reference != nil {
 		ref = *in.Reference
@@ -188,7 +191,7 @@ func (s *Service) issue(ctx context.Context, w *ent.Wallet, in CreateInput, pref
 	} else if taken {
 		return nil, duplicate(ref, prefix)
 	}
-	name, err := s.accountName(ctx, w)
+	name, err := accountName(ctx, c, w)
 	if err != nil {
 		return nil, err
 	}
@@ -276,8 +279,8 @@ func duplicate(ref, prefix string) error {
 // Lastname", at most MaxNameLength characters, shortening the merchant's
 // part first so the holder stays readable. The global account carries the
 // merchant's name alone.
-func (s *Service) accountName(ctx context.Context, w *ent.Wallet) (string, error) {
-	merchant, err := s.merchantName(ctx)
+func accountName(ctx context.Context, c *ent.Client, w *ent.Wallet) (string, error) {
+	merchant, err := merchantName(ctx, c)
 	if err != nil {
 		return "", err
 	}
@@ -287,12 +290,12 @@ func (s *Service) accountName(ctx context.Context, w *ent.Wallet) (string, error
 	return AccountName(merchant, wallets.FullName(w)), nil
 }
 
-func (s *Service) merchantName(ctx context.Context) (string, error) {
+func merchantName(ctx context.Context, c *ent.Client) (string, error) {
 	t, ok := tenant.From(ctx)
 	if !ok {
 		return "", tenant.ErrNoTenant
 	}
-	return merchants.Name(ctx, s.db.Client(ctx), t.MerchantID)
+	return merchants.Name(ctx, c, t.MerchantID)
 }
 
 // AccountName builds an account_name from the merchant's and the holder's

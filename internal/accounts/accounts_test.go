@@ -100,7 +100,7 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 		free, _ := banks.MakeNUBAN("035", 987654321)
 
 		f.rails.script(taken)
-		first, err := f.svc.CreateGlobal(f.a, CreateInput{}, "")
+		first, err := f.svc.CreateGlobal(f.a, nil, CreateInput{}, "")
 		if err != nil || first.AccountNumber != taken {
 			t.Fatalf("first account: %v %v", first, err)
 		}
@@ -113,9 +113,9 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 		// the transaction nor lose the wallet created before them.
 		f.rails.script(taken, taken, free)
 		var acc *ent.FiatAccount
-		err = f.db.Tx(f.b, func(ctx context.Context) error {
+		err = f.db.Within(f.b, nil, func(ctx context.Context, tx *ent.Tx) error {
 			var err error
-			_, acc, err = f.svc.CreateWallet(ctx, walletInput("w-1"),
+			_, acc, err = f.svc.CreateWallet(ctx, tx, walletInput("w-1"),
 				&CreateInput{AccountType: str(Static), Currency: str("NGN"), Reference: str("acc-1")})
 			return err
 		})
@@ -131,14 +131,14 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 
 		// A duplicate reference is told apart from a number collision.
 		f.rails.script(taken)
-		_, err = f.svc.CreateGlobal(f.b, CreateInput{Reference: str("acc-1")}, "")
+		_, err = f.svc.CreateGlobal(f.b, nil, CreateInput{Reference: str("acc-1")}, "")
 		if ae := apperr.As(err); ae.Kind != apperr.DuplicateReference || ae.Fields[0].Field != "account_reference" {
 			t.Fatalf("duplicate reference: %v", err)
 		}
 
 		// Collisions without end give up instead of looping.
 		f.rails.script(taken, taken, taken, taken, taken, taken, taken, taken, taken)
-		if _, err := f.svc.CreateGlobal(f.a, CreateInput{}, ""); err == nil || apperr.KindOf(err) != apperr.Internal {
+		if _, err := f.svc.CreateGlobal(f.a, nil, CreateInput{}, ""); err == nil || apperr.KindOf(err) != apperr.Internal {
 			t.Fatalf("endless collisions: %v", err)
 		}
 	})
@@ -147,10 +147,10 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 func TestByNumberAndClose(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		f := setup(t, url)
-		if _, err := f.svc.wallets.Create(f.a, walletInput("w"), nil); err != nil {
+		if _, err := f.svc.wallets.Create(f.a, nil, walletInput("w"), nil); err != nil {
 			t.Fatal(err)
 		}
-		a, err := f.svc.Create(f.a, "w", CreateInput{AccountType: str(Dynamic), Currency: str("NGN"),
+		a, err := f.svc.Create(f.a, nil, "w", CreateInput{AccountType: str(Dynamic), Currency: str("NGN"),
 			Amount: ptr(decimal.RequireFromString("2500.50")), ExpiresAt: ptr(decimal.NewFromInt(30))}, "")
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +209,7 @@ func TestByNumberAndClose(t *testing.T) {
 			t.Fatalf("%d closes succeeded, want 1", won)
 		}
 		// Another merchant cannot close it.
-		b, _ := f.svc.CreateGlobal(f.a, CreateInput{}, "")
+		b, _ := f.svc.CreateGlobal(f.a, nil, CreateInput{}, "")
 		if closed, err := f.svc.Close(f.b, b); err != nil || closed {
 			t.Fatalf("another merchant closed the account: %v %v", closed, err)
 		}

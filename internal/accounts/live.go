@@ -39,8 +39,9 @@ type holder struct {
 // provision asks the live provider for the account in of the context's
 // tenant when its mode has one: nil, nil when the sandbox issues the number
 // inside the transaction. It fixes in.Reference (a fresh one when absent)
-// so the transaction stores the reference the provider was asked with.
-func (s *Service) provision(ctx context.Context, in *CreateInput, prefix string, who func() (holder, error)) (*preIssued, error) {
+// so the transaction stores the reference the provider was asked with. tx
+// is the caller's transaction, which must be nil when a provider is called.
+func (s *Service) provision(ctx context.Context, tx *ent.Tx, in *CreateInput, prefix string, who func() (holder, error)) (*preIssued, error) {
 	if s.router == nil {
 		return nil, nil
 	}
@@ -52,7 +53,7 @@ func (s *Service) provision(ctx context.Context, in *CreateInput, prefix string,
 	if err != nil || prov == nil {
 		return nil, err
 	}
-	if store.InTx(ctx) {
+	if tx != nil || store.InTx(ctx) {
 		return nil, errors.New("accounts: a live account's provider call inside a database transaction (the transport must run this request outside one)")
 	}
 	if in.AccountType != nil && *in.AccountType == Dynamic {

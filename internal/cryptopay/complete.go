@@ -58,7 +58,10 @@ func ValidateOutcome(outcome *string, f *apperr.Fields) {
 // returns the failed transaction. A checkout no longer pending is refused
 // with 409 DUPLICATE_REFERENCE: a checkout is paid at most once, so nothing
 // is credited twice.
-func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.Transaction, error) {
+//
+// It runs in tx, the request's transaction handed to it, or, when tx is nil
+// (tests), in one of its own.
+func (s *Service) Complete(ctx context.Context, tx *ent.Tx, prepayID, outcome string) (*ent.Transaction, error) {
 	var f apperr.Fields
 	ValidateOutcome(&outcome, &f)
 	if err := f.Err(); err != nil {
@@ -75,8 +78,8 @@ func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.
 		return nil, tenant.ErrNoTenant
 	}
 	var out *ent.Transaction
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		t, err := s.find(ctx, prepayID)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		t, err := s.find(ctx, tx.Client(), prepayID)
 		if err != nil {
 			return err
 		}
@@ -95,13 +98,13 @@ func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.
 		case outcome == OutcomeFailed:
 			reason = RejectCancelled
 		}
-		done, err := s.finish(ctx, t, reason, now)
+		done, err := s.finish(ctx, tx, t, reason, now)
 		if err != nil {
 			return err
 		}
 		if done == nil {
 			// Completed by another request or the worker since we read it.
-			latest, err := s.db.Client(ctx).Transaction.Get(ctx, t.ID)
+			latest, err := tx.Client().Transaction.Get(ctx, t.ID)
 			if err != nil {
 				return err
 			}
@@ -116,12 +119,12 @@ func (s *Service) Complete(ctx context.Context, prepayID, outcome string) (*ent.
 	return out, nil
 }
 
-// find reads the crypto-pay deposit of a prepay id visible to ctx.
-func (s *Service) find(ctx context.Context, prepayID string) (*ent.Transaction, error) {
+// find reads the crypto-pay deposit of a prepay id visible to ctx, with c.
+func (s *Service) find(ctx context.Context, c *ent.Client, prepayID string) (*ent.Transaction, error) {
 	if !validPrepayID(prepayID) {
 		return nil, notFound(prepayID)
 	}
-	t, err := s.db.Client(ctx).Transaction.Query().
+	t, err := c.Transaction.Query().
 		Where(transaction.PrepayID(prepayID), transaction.PaymentSlug(PaymentSlug)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, notFound(prepayID)
@@ -143,9 +146,9 @@ func alreadyCompleted(t *ent.Transaction) error {
 // set), with its event and, on success, its credit; extra narrows the
 // conditional update (the worker's lease). It returns nil, changing
 // nothing, when t is no longer pending (or the update's extra condition
-// failed).
-func (s *Service) finish(ctx context.Context, t *ent.Transaction, reason string, now time.Time, extra ...func(*ent.TransactionUpdateOne)) (*ent.Transaction, error) {
-	upd := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).Where(transaction.Status(StatusPending)).
+// failed). It writes in tx, the caller's transaction.
+func (s *Service) finish(ctx context.Context, tx *ent.Tx, t *ent.Transaction, reason string, now time.Time, extra ...func(*ent.TransactionUpdateOne)) (*ent.Transaction, error) {
+	upd := tx.Client().Transaction.UpdateOneID(t.ID).Where(transaction.Status(StatusPending)).
 		SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil()
 	for _, x := range extra {
 		x(upd)
@@ -162,12 +165,12 @@ func (s *Service) finish(ctx context.Context, t *ent.Transaction, reason string,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.outbox.Emit(ctx, eventType(done), done); err != nil {
+	if _, err := s.outbox.Emit(joined(ctx, tx), eventType(done), done); err != nil {
 		return nil, err
 	}
 	if done.Status == StatusSuccess {
 		// Last: the credit locks the merchant's balance row until the commit.
-		if err := s.credit(ctx, done); err != nil {
+		if err := s.credit(joined(ctx, tx), done); err != nil {
 			return nil, err
 		}
 	}
@@ -263,7 +266,7 @@ func (s *Service) Expire(ctx context.Context, t *ent.Transaction, owner string) 
 		if !expired(t, now) {
 			return nil
 		}
-		done, err := s.finish(ctx, t, rejectExpired(*t.ExpiresAt), now, func(u *ent.TransactionUpdateOne) {
+		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, rejectExpired(*t.ExpiresAt), now, func(u *ent.TransactionUpdateOne) {
 			u.Where(jobs.Mine(owner))
 		})
 		ok = done != nil
@@ -274,3 +277,8 @@ func (s *Service) Expire(ctx context.Context, t *ent.Transaction, owner string) 
 	}
 	return ok, nil
 }
+
+// joined is ctx carrying tx, for the steps that still join their caller's
+// transaction through the context (the outbox's Emit, the ledger's Post)
+// until they take it as an argument too.
+func joined(ctx context.Context, tx *ent.Tx) context.Context { return store.WithTx(ctx, tx) }

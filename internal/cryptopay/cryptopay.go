@@ -235,8 +235,10 @@ func liveTenant(ctx context.Context) (tenant.Tenant, error) {
 // Enrol records the crypto-pay enrolment of the merchant of ctx (live mode
 // only) and, the sandbox approving at once, marks it APPROVED and queues the
 // approval e-mail to the merchant's address, in one database transaction.
-// Enrolling again replaces the details and sends a new approval.
-func (s *Service) Enrol(ctx context.Context, in EnrolInput) (*ent.CryptoPayEnrolment, error) {
+// Enrolling again replaces the details and sends a new approval. That
+// transaction is tx, the request's, handed to it, or, when tx is nil
+// (tests), one of its own.
+func (s *Service) Enrol(ctx context.Context, tx *ent.Tx, in EnrolInput) (*ent.CryptoPayEnrolment, error) {
 	tn, err := liveTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -247,8 +249,8 @@ func (s *Service) Enrol(ctx context.Context, in EnrolInput) (*ent.CryptoPayEnrol
 		return nil, err
 	}
 	var out *ent.CryptoPayEnrolment
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		now := s.clock.Now()
 		err := c.CryptoPayEnrolment.Create().SetID("cpe_"+uuid.NewString()).
 			SetBusinessName(strings.TrimSpace(*in.BusinessName)).SetLogoURL(*in.LogoURL).SetWebsite(*in.Website).
@@ -262,7 +264,7 @@ func (s *Service) Enrol(ctx context.Context, in EnrolInput) (*ent.CryptoPayEnrol
 		if out, err = c.CryptoPayEnrolment.Query().Only(ctx); err != nil {
 			return err
 		}
-		return s.notifyApproval(ctx, tn, out)
+		return s.notifyApproval(ctx, c, tn, out)
 	})
 	if err != nil {
 		return nil, store.Classify(err)
@@ -271,9 +273,9 @@ func (s *Service) Enrol(ctx context.Context, in EnrolInput) (*ent.CryptoPayEnrol
 }
 
 // notifyApproval queues the approval e-mail in the notification e-mail
-// table, which the mailer sends (or keeps and logs without SMTP).
-func (s *Service) notifyApproval(ctx context.Context, tn tenant.Tenant, e *ent.CryptoPayEnrolment) error {
-	c := s.db.Client(ctx)
+// table, which the mailer sends (or keeps and logs without SMTP), with c,
+// the client of the caller's transaction.
+func (s *Service) notifyApproval(ctx context.Context, c *ent.Client, tn tenant.Tenant, e *ent.CryptoPayEnrolment) error {
 	m, err := c.Merchant.Get(ctx, tn.MerchantID)
 	if err != nil {
 		return err
@@ -295,7 +297,16 @@ func (s *Service) Enrolment(ctx context.Context) (*ent.CryptoPayEnrolment, error
 	if _, err := liveTenant(ctx); err != nil {
 		return nil, err
 	}
-	e, err := s.db.Client(ctx).CryptoPayEnrolment.Query().
+	return enrolmentIn(ctx, s.db.Client(ctx))
+}
+
+// enrolmentIn is Enrolment read with c, the client of the caller's
+// transaction.
+func enrolmentIn(ctx context.Context, c *ent.Client) (*ent.CryptoPayEnrolment, error) {
+	if _, err := liveTenant(ctx); err != nil {
+		return nil, err
+	}
+	e, err := c.CryptoPayEnrolment.Query().
 		Where(cryptopayenrolment.Status(EnrolmentApproved)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotEnrolled,

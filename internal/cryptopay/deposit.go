@@ -119,7 +119,11 @@ func (s *Service) CheckoutURL(prepayID string) string {
 // RATE_TYPE_MISMATCH (also for a deposit quote without deposit_method
 // crypto-pay), RATE_USED and RATE_EXPIRED, AMOUNT_TOO_SMALL when the fee
 // leaves nothing to credit.
-func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, error) {
+//
+// A sandbox deposit runs in tx, the request's transaction handed to it, or,
+// when tx is nil (tests), in one of its own; a live one, whose provider
+// call must not run inside a transaction, needs tx nil and opens its own.
+func (s *Service) StartDeposit(ctx context.Context, tx *ent.Tx, in DepositInput) (*Deposit, error) {
 	tn, err := liveTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -129,24 +133,24 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 		return nil, err
 	}
 	if prov != nil {
-		return s.startLive(ctx, tn, in, prov)
+		return s.startLive(ctx, tx, tn, in, prov)
 	}
 	var out *Deposit
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		ref := ReferencePrefix + uuid.NewString()
-		enr, row, err := s.price(ctx, in, ref)
+		enr, row, err := s.price(ctx, tx, in, ref)
 		if err != nil {
 			return err
 		}
-		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
+		name, err := merchants.Name(ctx, tx.Client(), tn.MerchantID)
 		if err != nil {
 			return err
 		}
-		out, err = s.insert(ctx, in, enr, row, ref, name, nil)
+		out, err = s.insert(ctx, tx.Client(), in, enr, row, ref, name, nil)
 		if err != nil {
 			return err
 		}
-		return s.emitStarted(ctx, in, out.Transaction)
+		return s.emitStarted(ctx, tx, in, out.Transaction)
 	})
 	if err != nil {
 		return nil, store.Classify(err)
@@ -154,11 +158,11 @@ func (s *Service) StartDeposit(ctx context.Context, in DepositInput) (*Deposit, 
 	return out, nil
 }
 
-// price checks a deposit start in the transaction carried by ctx (the
+// price checks a deposit start in tx, the caller's transaction (the
 // enrolment, every field, the merchant reference) and prices it, consuming
 // a cross deposit's quote.
-func (s *Service) price(ctx context.Context, in DepositInput, ref string) (*ent.CryptoPayEnrolment, amountRow, error) {
-	enr, err := s.Enrolment(ctx)
+func (s *Service) price(ctx context.Context, tx *ent.Tx, in DepositInput, ref string) (*ent.CryptoPayEnrolment, amountRow, error) {
+	enr, err := enrolmentIn(ctx, tx.Client())
 	if err != nil {
 		return nil, amountRow{}, err
 	}
@@ -168,21 +172,21 @@ func (s *Service) price(ctx context.Context, in DepositInput, ref string) (*ent.
 		return nil, amountRow{}, err
 	}
 	if in.Reference != nil {
-		if err := transactions.CheckReference(ctx, s.db.Client(ctx), *in.Reference); err != nil {
+		if err := transactions.CheckReference(ctx, tx.Client(), *in.Reference); err != nil {
 			return nil, amountRow{}, err
 		}
 	}
-	row, err := s.amounts(ctx, in, ref)
+	row, err := s.amounts(ctx, tx, in, ref)
 	return enr, row, err
 }
 
-// emitStarted emits deposit.pending (direct) or swap.pending (cross).
-func (s *Service) emitStarted(ctx context.Context, in DepositInput, t *ent.Transaction) error {
+// emitStarted emits deposit.pending (direct) or swap.pending (cross) in tx.
+func (s *Service) emitStarted(ctx context.Context, tx *ent.Tx, in DepositInput, t *ent.Transaction) error {
 	typ := events.DepositPending
 	if in.Cross() {
 		typ = events.SwapPending
 	}
-	_, err := s.outbox.Emit(ctx, typ, t)
+	_, err := s.outbox.Emit(joined(ctx, tx), typ, t)
 	return err
 }
 
@@ -207,9 +211,9 @@ type amountRow struct {
 // in from_currency and the merchant is credited its to_amount; the quote's
 // fee is the only fee, whatever fee_bearer says (as for cross withdrawals),
 // with amount_charged = to_amount + fee.
-func (s *Service) amounts(ctx context.Context, in DepositInput, ref string) (amountRow, error) {
+func (s *Service) amounts(ctx context.Context, tx *ent.Tx, in DepositInput, ref string) (amountRow, error) {
 	if in.Cross() {
-		q, err := s.rates.Consume(ctx, *in.RateReference, rates.Deposit, ref)
+		q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Deposit, ref)
 		if err != nil {
 			return amountRow{}, err
 		}
@@ -274,8 +278,9 @@ func deref(p *string) string {
 }
 
 // insert writes the pending deposit and its checkout: the sandbox's hosted
-// page, or live's provider checkout when live is not nil.
-func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPayEnrolment, r amountRow,
+// page, or live's provider checkout when live is not nil, with c, the
+// client of the caller's transaction.
+func (s *Service) insert(ctx context.Context, c *ent.Client, in DepositInput, enr *ent.CryptoPayEnrolment, r amountRow,
 	ref, merchantName string, live *liveOrder) (*Deposit, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
@@ -320,7 +325,7 @@ func (s *Service) insert(ctx context.Context, in DepositInput, enr *ent.CryptoPa
 	if err != nil {
 		return nil, err
 	}
-	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
+	create := c.Transaction.Create().SetID(id.String()).SetReference(ref).
 		SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
 		SetFromAmount(r.fromAmount).SetFromCurrency(string(r.fromCurrency)).
 		SetAmount(r.amount).SetCurrency(string(r.currency)).

@@ -43,16 +43,16 @@ func (s *Service) liveProvider(tn tenant.Tenant) (rails.CryptoOrderProvider, err
 }
 
 // startLive is StartDeposit on a live provider.
-func (s *Service) startLive(ctx context.Context, tn tenant.Tenant, in DepositInput, prov rails.CryptoOrderProvider) (*Deposit, error) {
-	if store.InTx(ctx) {
+func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, in DepositInput, prov rails.CryptoOrderProvider) (*Deposit, error) {
+	if tx != nil || store.InTx(ctx) {
 		return nil, errors.New("cryptopay: a live checkout's provider call inside a database transaction (the transport must run this request outside one)")
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	var priced amountRow
 	var enr *ent.CryptoPayEnrolment
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		if enr, priced, err = s.price(ctx, in, ref); err != nil {
+		if enr, priced, err = s.price(ctx, tx, in, ref); err != nil {
 			return err
 		}
 		return errPriced
@@ -89,22 +89,22 @@ func (s *Service) startLive(ctx context.Context, tn tenant.Tenant, in DepositInp
 		return nil, apperr.New(apperr.Unavailable, "the crypto-pay provider answered without an order id; try again")
 	}
 	var out *Deposit
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		enr, row, err := s.price(ctx, in, ref)
+	err = s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		enr, row, err := s.price(ctx, tx, in, ref)
 		if err != nil {
 			return err
 		}
 		if row.fromAmount != priced.fromAmount || row.fromCurrency != priced.fromCurrency {
 			return apperr.New(apperr.Unavailable, "the deposit's price changed while its checkout was opened; try again")
 		}
-		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
+		name, err := merchants.Name(ctx, tx.Client(), tn.MerchantID)
 		if err != nil {
 			return err
 		}
-		if out, err = s.insert(ctx, in, enr, row, ref, name, &liveOrder{created: created, provider: prov.Provider()}); err != nil {
+		if out, err = s.insert(ctx, tx.Client(), in, enr, row, ref, name, &liveOrder{created: created, provider: prov.Provider()}); err != nil {
 			return err
 		}
-		return s.emitStarted(ctx, in, out.Transaction)
+		return s.emitStarted(ctx, tx, in, out.Transaction)
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -167,14 +167,14 @@ func (s *Service) ApplyOrder(ctx context.Context, t *ent.Transaction, status, am
 				ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).Exec(ctx)
 			return OrderFlagged, why, store.Classify(err)
 		}
-		done, err := s.finish(ctx, t, "", now)
+		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, "", now)
 		return orderApplied(done), "", err
 	case rails.OrderClosed, rails.OrderExpired, rails.OrderFailed:
 		reason := RejectCancelled
 		if status != rails.OrderClosed || expired(t, now) {
 			reason = rejectExpired(*t.ExpiresAt)
 		}
-		done, err := s.finish(ctx, t, reason, now)
+		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, reason, now)
 		return orderApplied(done), "", err
 	}
 	return OrderIgnored, "order status " + status, nil

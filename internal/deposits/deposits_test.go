@@ -110,7 +110,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		f := setup(t, url)
 		s := f.service(t, Config{Fee: Fee{Flat: dec("10"), Percent: dec("1.5")}})
-		acc, err := f.acc.CreateGlobal(f.ada, accounts.CreateInput{}, "")
+		acc, err := f.acc.CreateGlobal(f.ada, nil, accounts.CreateInput{}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

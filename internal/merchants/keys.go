@@ -15,9 +15,10 @@ import (
 // successor.
 const MaxOverlap = 24 * time.Hour
 
-// RollKeys voids a mode's keys at once and issues a new pair.
+// RollKeys voids a mode's keys at once and issues a new pair, in a
+// transaction of its own (for callers outside a request).
 func (s *Service) RollKeys(ctx context.Context, merchantID, mode string) (Rolled, error) {
-	return s.RollKeysWithOverlap(ctx, merchantID, mode, 0)
+	return s.RollKeysWithOverlap(ctx, nil, merchantID, mode, 0)
 }
 
 // ValidateOverlap names field when overlap is negative or longer than
@@ -31,8 +32,10 @@ func ValidateOverlap(overlap time.Duration, field string, f *apperr.Fields) {
 // RollKeysWithOverlap issues a new key pair for a mode. With overlap 0 the
 // mode's keys stop working at once; otherwise they keep working until
 // overlap from now (a key already due to expire sooner keeps its own
-// expiry), and Rolled.OldKeysExpireAt says when.
-func (s *Service) RollKeysWithOverlap(ctx context.Context, merchantID, mode string, overlap time.Duration) (Rolled, error) {
+// expiry), and Rolled.OldKeysExpireAt says when. It runs in tx, the
+// request's transaction handed to it, or, when tx is nil (the CLI, tests),
+// in one of its own.
+func (s *Service) RollKeysWithOverlap(ctx context.Context, tx *ent.Tx, merchantID, mode string, overlap time.Duration) (Rolled, error) {
 	var f apperr.Fields
 	if mode != tenant.Test && mode != tenant.Live {
 		f.Add("mode", "must be test or live")
@@ -43,8 +46,8 @@ func (s *Service) RollKeysWithOverlap(ctx context.Context, merchantID, mode stri
 	}
 	ctx = tenant.System(ctx)
 	out := Rolled{MerchantID: merchantID, Mode: mode}
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		if _, err := c.Merchant.Get(ctx, merchantID); err != nil {
 			if ent.IsNotFound(err) {
 				return apperr.New(apperr.NotFound, "no merchant %q", merchantID)

@@ -117,10 +117,11 @@ type Service struct {
 // New returns the wallets service.
 func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
 
-// Create makes a wallet in the transaction carried by ctx (or its own).
-// after, if not nil, runs in the same transaction with the new wallet (the
-// inline account of the request).
-func (s *Service) Create(ctx context.Context, in CreateInput, after func(ctx context.Context, w *ent.Wallet) error) (*ent.Wallet, error) {
+// Create makes a wallet in tx, the request's transaction handed to it, or,
+// when tx is nil (tests), in one of its own. after, if not nil, runs in the
+// same transaction, which it is handed, with the new wallet (the inline
+// account of the request).
+func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput, after func(ctx context.Context, tx *ent.Tx, w *ent.Wallet) error) (*ent.Wallet, error) {
 	var f apperr.Fields
 	Validate(in, &f)
 	if err := f.Err(); err != nil {
@@ -136,8 +137,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput, after func(ctx con
 			DocumentFileType: *d.DocumentFileType, DocumentNo: strings.TrimSpace(*d.DocumentNo)}
 	}
 	var w *ent.Wallet
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		exists, err := c.Wallet.Query().Where(wallet.Reference(ref)).Exist(ctx)
 		if err != nil {
 			return err
@@ -157,7 +158,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput, after func(ctx con
 			return err
 		}
 		if after != nil {
-			return after(ctx, w)
+			return after(ctx, tx, w)
 		}
 		return nil
 	})
@@ -175,7 +176,12 @@ func duplicate(ref string) error {
 
 // Get finds a wallet of the context's tenant by reference.
 func (s *Service) Get(ctx context.Context, ref string) (*ent.Wallet, error) {
-	w, err := s.db.Client(ctx).Wallet.Query().Where(wallet.Reference(ref)).Only(ctx)
+	return GetIn(ctx, s.db.Client(ctx), ref)
+}
+
+// GetIn is Get with c, the client of the caller's transaction.
+func GetIn(ctx context.Context, c *ent.Client, ref string) (*ent.Wallet, error) {
+	w, err := c.Wallet.Query().Where(wallet.Reference(ref)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no wallet with wallet_reference %q", ref)
 	}

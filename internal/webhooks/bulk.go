@@ -30,11 +30,10 @@ type newDeliveryPair struct {
 	ep *ent.WebhookEndpoint
 }
 
-// insertDeliveries creates the deliveries of pairs, due now, in the
-// transaction carried by ctx, with one multi-row INSERT per fanOutBatch;
-// a pair that already has a delivery keeps it.
-func insertDeliveries(ctx context.Context, db *store.DB, pairs []newDeliveryPair, now time.Time) error {
-	c := db.Client(ctx)
+// insertDeliveries creates the deliveries of pairs, due now, with c, the
+// client of the caller's transaction, with one multi-row INSERT per
+// fanOutBatch; a pair that already has a delivery keeps it.
+func insertDeliveries(ctx context.Context, db *store.DB, c *ent.Client, pairs []newDeliveryPair, now time.Time) error {
 	for len(pairs) > 0 {
 		chunk := pairs[:min(len(pairs), fanOutBatch)]
 		pairs = pairs[len(chunk):]

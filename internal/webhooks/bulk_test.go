@@ -27,7 +27,7 @@ func bulkFixture(t *testing.T, url string, n int) (*store.DB, *clock.Fake, *Disp
 	tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
 	ctx := tenant.With(context.Background(), tn)
 	u := "http://127.0.0.1:1/hook"
-	if _, err := New(db, clk, true, nil).Create(ctx, CreateInput{URL: &u}); err != nil {
+	if _, err := New(db, clk, true, nil).Create(ctx, nil, CreateInput{URL: &u}); err != nil {
 		t.Fatal(err)
 	}
 	ob := events.New(db, clk)
@@ -67,8 +67,8 @@ func TestInsertDeliveriesAndAttempts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Tx(sys, func(ctx context.Context) error {
-			return insertDeliveries(ctx, db, []newDeliveryPair{{ev, ep}}, now.Add(time.Hour))
+		err = db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error {
+			return insertDeliveries(ctx, db, tx.Client(), []newDeliveryPair{{ev, ep}}, now.Add(time.Hour))
 		})
 		if err != nil {
 			t.Fatal(err)

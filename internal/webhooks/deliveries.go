@@ -55,9 +55,9 @@ type Attempt struct {
 	Success      bool
 }
 
-// event finds one of the tenant's events by its evt_ id.
-func (s *Service) event(ctx context.Context, eventID string) (*ent.Event, error) {
-	ev, err := s.db.Client(ctx).Event.Query().Where(event.EventID(eventID)).Only(ctx)
+// event finds one of the tenant's events by its evt_ id with c.
+func findEvent(ctx context.Context, c *ent.Client, eventID string) (*ent.Event, error) {
+	ev, err := c.Event.Query().Where(event.EventID(eventID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no event with id %q", eventID)
 	}
@@ -67,24 +67,25 @@ func (s *Service) event(ctx context.Context, eventID string) (*ent.Event, error)
 // Deliveries lists an event's deliveries (oldest first) with their
 // attempts. An event of another merchant or mode is NOT_FOUND.
 func (s *Service) Deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	if _, err := s.event(ctx, eventID); err != nil {
+	c := s.db.Client(ctx)
+	if _, err := findEvent(ctx, c, eventID); err != nil {
 		return nil, err
 	}
-	return s.deliveries(ctx, eventID)
+	return deliveries(ctx, c, eventID)
 }
 
-func (s *Service) deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	rows, err := s.db.Client(ctx).WebhookDelivery.Query().Where(webhookdelivery.EventID(eventID)).
+// deliveries reads an event's deliveries with their attempts with c.
+func deliveries(ctx context.Context, c *ent.Client, eventID string) ([]Delivery, error) {
+	rows, err := c.WebhookDelivery.Query().Where(webhookdelivery.EventID(eventID)).
 		Order(ent.Asc(webhookdelivery.FieldCreatedAt), ent.Asc(webhookdelivery.FieldID)).All(ctx)
 	if err != nil {
 		return nil, store.Classify(err)
 	}
-	return s.withAttempts(ctx, rows)
+	return withAttempts(ctx, c, rows)
 }
 
-// withAttempts views rows with their attempts, read in one query.
-func (s *Service) withAttempts(ctx context.Context, rows []*ent.WebhookDelivery) ([]Delivery, error) {
-	c := s.db.Client(ctx)
+// withAttempts views rows with their attempts, read in one query with c.
+func withAttempts(ctx context.Context, c *ent.Client, rows []*ent.WebhookDelivery) ([]Delivery, error) {
 	out := make([]Delivery, len(rows))
 	idx := make(map[string]int, len(rows))
 	ids := make([]string, len(rows))
@@ -125,15 +126,16 @@ func view(d *ent.WebhookDelivery) Delivery {
 // tenant that takes its type: an existing delivery (failed, succeeded or
 // still retrying) starts a new run of the retry schedule with the same
 // webhook-id; an endpoint without one gets a new delivery. It returns the
-// event's deliveries.
-func (s *Service) Redeliver(ctx context.Context, eventID string) ([]Delivery, error) {
+// event's deliveries. It runs in tx, the request's transaction handed to
+// it, or, when tx is nil (tests), in one of its own.
+func (s *Service) Redeliver(ctx context.Context, tx *ent.Tx, eventID string) ([]Delivery, error) {
 	var out []Delivery
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		ev, err := s.event(ctx, eventID)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
+		ev, err := findEvent(ctx, c, eventID)
 		if err != nil {
 			return err
 		}
-		c := s.db.Client(ctx)
 		eps, err := c.WebhookEndpoint.Query().
 			Where(webhookendpoint.Enabled(true), webhookendpoint.DeletedAtIsNil()).All(ctx)
 		if err != nil {
@@ -152,7 +154,7 @@ func (s *Service) Redeliver(ctx context.Context, eventID string) ([]Delivery, er
 		if len(ids) > 0 {
 			// Endpoints that already have a delivery keep it (and its
 			// attempts); the update below queues it again.
-			if err := insertDeliveries(ctx, s.db, pairs, now); err != nil {
+			if err := insertDeliveries(ctx, s.db, c, pairs, now); err != nil {
 				return err
 			}
 			_, err = c.WebhookDelivery.Update().
@@ -162,9 +164,9 @@ func (s *Service) Redeliver(ctx context.Context, eventID string) ([]Delivery, er
 			if err != nil {
 				return err
 			}
-			store.AfterCommit(ctx, s.wake)
+			store.OnCommit(tx, s.wake)
 		}
-		out, err = s.deliveries(ctx, ev.EventID)
+		out, err = deliveries(ctx, c, ev.EventID)
 		return err
 	})
 	if err != nil {

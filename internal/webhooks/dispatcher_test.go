@@ -39,7 +39,7 @@ func TestTwoDispatchersSendOnce(t *testing.T) {
 		defer rcv.Close()
 		svc := webhooks.New(dbs[0], clk, true, nil)
 		u := rcv.URL
-		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+		if _, err := svc.Create(ctx, nil, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
 		}
 		ob := events.New(dbs[0], clk)
@@ -137,7 +137,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 		defer rcv.Close()
 		svc := webhooks.New(db, clk, true, nil)
 		u := rcv.URL
-		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+		if _, err := svc.Create(ctx, nil, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
 		}
 		ob := events.New(db, clk)
@@ -224,7 +224,7 @@ func TestRetryOnTime(t *testing.T) {
 		defer rcv.Close()
 		svc := webhooks.New(db, clk, true, nil)
 		u := rcv.URL
-		if _, err := svc.Create(ctx, webhooks.CreateInput{URL: &u}); err != nil {
+		if _, err := svc.Create(ctx, nil, webhooks.CreateInput{URL: &u}); err != nil {
 			t.Fatal(err)
 		}
 		ev, _ := eventtest.Emit(t, db, events.New(db, clk), tn, "deposit.success")

@@ -84,7 +84,9 @@ func Validate(in CreateInput, f *apperr.Fields) {
 // or resolves to a loopback, private, link-local or other special-purpose
 // address, or is a name that only resolves locally, is refused: test keys
 // are handed to every merchant, so test mode must not reach inside either.
-func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpoint, error) {
+// The endpoint is written in tx, the request's transaction handed to it, or,
+// when tx is nil (tests), in one of its own.
+func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput) (*ent.WebhookEndpoint, error) {
 	if _, ok := tenant.From(ctx); !ok {
 		return nil, tenant.ErrNoTenant
 	}
@@ -108,9 +110,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.WebhookEndpo
 	}
 	now := s.clock.Now()
 	var ep *ent.WebhookEndpoint
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		ep, err = s.db.Client(ctx).WebhookEndpoint.Create().
+		ep, err = tx.Client().WebhookEndpoint.Create().
 			SetID("we_" + uuid.NewString()).SetURL(*in.URL).SetEvents(dedupe(in.Events)).
 			SetSecret(secret).SetEnabled(true).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		return err
@@ -179,11 +181,12 @@ func notFound(id string) error {
 }
 
 // Delete removes an endpoint: it stops receiving events, and its
-// deliveries stay readable. Pending deliveries to it end failed.
-func (s *Service) Delete(ctx context.Context, id string) error {
+// deliveries stay readable. Pending deliveries to it end failed. tx is
+// Create's.
+func (s *Service) Delete(ctx context.Context, tx *ent.Tx, id string) error {
 	now := s.clock.Now()
-	return store.Classify(s.db.Tx(ctx, func(ctx context.Context) error {
-		n, err := s.db.Client(ctx).WebhookEndpoint.Update().
+	return store.Classify(s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		n, err := tx.Client().WebhookEndpoint.Update().
 			Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
 			SetDeletedAt(now).SetEnabled(false).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
@@ -197,15 +200,16 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 // RollSecret gives an endpoint a new secret; the old one stops signing at
-// once (attempts already under way keep the one they started with).
-func (s *Service) RollSecret(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+// once (attempts already under way keep the one they started with). tx is
+// Create's.
+func (s *Service) RollSecret(ctx context.Context, tx *ent.Tx, id string) (*ent.WebhookEndpoint, error) {
 	secret, err := hookwire.NewSecret()
 	if err != nil {
 		return nil, err
 	}
 	var ep *ent.WebhookEndpoint
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		n, err := c.WebhookEndpoint.Update().
 			Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
 			SetSecret(secret).SetUpdatedAt(s.clock.Now()).Save(ctx)
@@ -226,11 +230,11 @@ func (s *Service) RollSecret(ctx context.Context, id string) (*ent.WebhookEndpoi
 
 // SetEnabled enables or disables one of the tenant's endpoints. A disabled
 // endpoint gets no new deliveries and its pending ones end failed; enabling
-// it clears why it was disabled.
-func (s *Service) SetEnabled(ctx context.Context, id string, enabled bool) (*ent.WebhookEndpoint, error) {
+// it clears why it was disabled. tx is Create's.
+func (s *Service) SetEnabled(ctx context.Context, tx *ent.Tx, id string, enabled bool) (*ent.WebhookEndpoint, error) {
 	var ep *ent.WebhookEndpoint
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		u := c.WebhookEndpoint.Update().Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
 			SetEnabled(enabled).SetUpdatedAt(s.clock.Now())
 		if enabled {

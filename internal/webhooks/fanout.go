@@ -85,7 +85,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 				}
 			}
 			// One insert for the batch's deliveries, ids not read back.
-			return insertDeliveries(ctx, d.db, pairs, now)
+			return insertDeliveries(ctx, d.db, d.db.Client(ctx), pairs, now)
 		})
 		if err == nil && n > 0 {
 			committed()

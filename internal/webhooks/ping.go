@@ -29,10 +29,12 @@ func pingEvent(dl *ent.WebhookDelivery) *ent.Event {
 
 // SendTest queues a ping to one of the tenant's enabled endpoints, due at
 // once, and returns its delivery. field names the endpoint id in errors.
-func (s *Service) SendTest(ctx context.Context, endpointID, field string) (Delivery, error) {
+// It runs in tx, the request's transaction handed to it, or, when tx is nil
+// (tests), in one of its own.
+func (s *Service) SendTest(ctx context.Context, tx *ent.Tx, endpointID, field string) (Delivery, error) {
 	var out Delivery
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		ep, err := c.WebhookEndpoint.Query().
 			Where(webhookendpoint.ID(endpointID), webhookendpoint.DeletedAtIsNil()).Only(ctx)
 		if ent.IsNotFound(err) {
@@ -55,7 +57,7 @@ func (s *Service) SendTest(ctx context.Context, endpointID, field string) (Deliv
 		if err != nil {
 			return err
 		}
-		store.AfterCommit(ctx, s.wake)
+		store.OnCommit(tx, s.wake)
 		out = view(dl)
 		return nil
 	})
@@ -68,10 +70,11 @@ func (s *Service) SendTest(ctx context.Context, endpointID, field string) (Deliv
 // Resend queues one of the tenant's deliveries again, now: a new run of
 // the retry schedule on the same delivery, with the same webhook-id. Its
 // endpoint must still be enabled (field names the delivery id in errors).
-func (s *Service) Resend(ctx context.Context, deliveryID, field string) (Delivery, error) {
+// tx is SendTest's.
+func (s *Service) Resend(ctx context.Context, tx *ent.Tx, deliveryID, field string) (Delivery, error) {
 	var out Delivery
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		dl, err := c.WebhookDelivery.Query().Where(webhookdelivery.ID(deliveryID)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return apperr.New(apperr.NotFound, "no webhook delivery with id %q", deliveryID)
@@ -94,12 +97,12 @@ func (s *Service) Resend(ctx context.Context, deliveryID, field string) (Deliver
 			SetNextAttemptAt(now).ClearCompletedAt().SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		store.AfterCommit(ctx, s.wake)
+		store.OnCommit(tx, s.wake)
 		dl, err = c.WebhookDelivery.Get(ctx, dl.ID)
 		if err != nil {
 			return err
 		}
-		views, err := s.withAttempts(ctx, []*ent.WebhookDelivery{dl})
+		views, err := withAttempts(ctx, c, []*ent.WebhookDelivery{dl})
 		if err != nil {
 			return err
 		}
@@ -133,7 +136,7 @@ func (s *Service) ListDeliveries(ctx context.Context, endpointID *string, p page
 	rows, info := page.Cut(rows, p.Limit, func(d *ent.WebhookDelivery) page.Cursor {
 		return page.Cursor{Time: d.CreatedAt, ID: d.ID}
 	})
-	out, err := s.withAttempts(ctx, rows)
+	out, err := withAttempts(ctx, s.db.Client(ctx), rows)
 	return out, info, err
 }
 
