@@ -60,7 +60,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 
 // FundBalance is the resolver for the fundBalance field.
 func (r *mutationResolver) FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error) {
-	b, err := r.Svc.Ledger.Fund(ctx, input.Currency, input.Amount)
+	b, err := r.Svc.Ledger.Fund(ctx, requestTx(ctx), input.Currency, input.Amount)
 	if err != nil {
 		return nil, err
 	}
