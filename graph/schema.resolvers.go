@@ -104,7 +104,7 @@ func (r *mutationResolver) CreateRate(ctx context.Context, input model.CreateRat
 		tt := strings.ToLower(string(*input.TransactionType))
 		in.TransactionType = &tt
 	}
-	q, err := r.Svc.Rates.Create(ctx, in)
+	q, err := r.Svc.Rates.Create(ctx, requestTx(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (r *mutationResolver) CreateRate(ctx context.Context, input model.CreateRat
 
 // RefreshRate is the resolver for the refreshRate field.
 func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshRateInput) (*model.Quote, error) {
-	q, err := r.Svc.Rates.Refresh(ctx, input.Reference)
+	q, err := r.Svc.Rates.Refresh(ctx, requestTx(ctx), input.Reference)
 	if err != nil {
 		return nil, err
 	}
