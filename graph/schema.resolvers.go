@@ -122,7 +122,7 @@ func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshR
 
 // Swap is the resolver for the swap field.
 func (r *mutationResolver) Swap(ctx context.Context, input model.SwapInput) (*model.Transaction, error) {
-	t, err := r.Svc.Swaps.Swap(ctx, swaps.Input{RateReference: &input.RateReference, Reference: input.Reference})
+	t, err := r.Svc.Swaps.Swap(ctx, requestTx(ctx), swaps.Input{RateReference: &input.RateReference, Reference: input.Reference})
 	if err != nil {
 		return nil, err
 	}
