@@ -146,7 +146,7 @@ func (r *mutationResolver) Withdraw(ctx context.Context, input model.WithdrawInp
 
 // SimulateBankTransfer is the resolver for the simulateBankTransfer field.
 func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error) {
-	t, err := r.Svc.Deposits.Simulate(ctx, deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
+	t, err := r.Svc.Deposits.Simulate(ctx, requestTx(ctx), deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
 		Narration: input.Narration, SenderName: input.SenderName, SenderBank: input.SenderBank})
 	if err != nil {
 		return nil, err
