@@ -42,7 +42,7 @@ func (r *mutationResolver) CreateTransactionExport(ctx context.Context, filter *
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	tok, err := r.Svc.Exports.Create(ctx, tf)
+	tok, err := r.Svc.Exports.Create(ctx, requestTx(ctx), tf)
 	if err != nil {
 		return nil, err
 	}

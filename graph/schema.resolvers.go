@@ -60,7 +60,7 @@ func (r *mutationResolver) CreateWallet(ctx context.Context, input model.CreateW
 
 // FundBalance is the resolver for the fundBalance field.
 func (r *mutationResolver) FundBalance(ctx context.Context, input model.FundBalanceInput) (*model.Balance, error) {
-	b, err := r.Svc.Ledger.Fund(ctx, input.Currency, input.Amount)
+	b, err := r.Svc.Ledger.Fund(ctx, requestTx(ctx), input.Currency, input.Amount)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (r *mutationResolver) CreateRate(ctx context.Context, input model.CreateRat
 		tt := strings.ToLower(string(*input.TransactionType))
 		in.TransactionType = &tt
 	}
-	q, err := r.Svc.Rates.Create(ctx, in)
+	q, err := r.Svc.Rates.Create(ctx, requestTx(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (r *mutationResolver) CreateRate(ctx context.Context, input model.CreateRat
 
 // RefreshRate is the resolver for the refreshRate field.
 func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshRateInput) (*model.Quote, error) {
-	q, err := r.Svc.Rates.Refresh(ctx, input.Reference)
+	q, err := r.Svc.Rates.Refresh(ctx, requestTx(ctx), input.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (r *mutationResolver) RefreshRate(ctx context.Context, input model.RefreshR
 
 // Swap is the resolver for the swap field.
 func (r *mutationResolver) Swap(ctx context.Context, input model.SwapInput) (*model.Transaction, error) {
-	t, err := r.Svc.Swaps.Swap(ctx, swaps.Input{RateReference: &input.RateReference, Reference: input.Reference})
+	t, err := r.Svc.Swaps.Swap(ctx, requestTx(ctx), swaps.Input{RateReference: &input.RateReference, Reference: input.Reference})
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (r *mutationResolver) Withdraw(ctx context.Context, input model.WithdrawInp
 
 // SimulateBankTransfer is the resolver for the simulateBankTransfer field.
 func (r *mutationResolver) SimulateBankTransfer(ctx context.Context, input model.SimulateBankTransferInput) (*model.Transaction, error) {
-	t, err := r.Svc.Deposits.Simulate(ctx, deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
+	t, err := r.Svc.Deposits.Simulate(ctx, requestTx(ctx), deposits.Input{AccountNumber: &input.AccountNumber, Amount: &input.Amount,
 		Narration: input.Narration, SenderName: input.SenderName, SenderBank: input.SenderBank})
 	if err != nil {
 		return nil, err

@@ -77,7 +77,7 @@ func (o *Ops) fundBalance(ctx context.Context, r *Request) (Result, error) {
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
-	b, err := o.Ledger.Fund(ctx, *currency, *amount)
+	b, err := o.Ledger.Fund(ctx, r.Tx, *currency, *amount)
 	if err != nil {
 		return Result{}, err
 	}

@@ -38,7 +38,7 @@ func (o *Ops) simulateBankTransfer(ctx context.Context, r *Request) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	t, err := o.Deposits.Simulate(ctx, in)
+	t, err := o.Deposits.Simulate(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}

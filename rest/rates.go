@@ -148,7 +148,7 @@ func (o *Ops) createRate(ctx context.Context, r *Request) (Result, error) {
 	if f.Len() > 0 {
 		return Result{}, mergeValidation(&f, func(g *apperr.Fields) { rates.ValidateCreate(in, g) })
 	}
-	q, err := o.Rates.Create(ctx, in)
+	q, err := o.Rates.Create(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -166,7 +166,7 @@ func (o *Ops) refreshRate(ctx context.Context, r *Request) (Result, error) {
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
-	q, err := o.Rates.Refresh(ctx, *ref)
+	q, err := o.Rates.Refresh(ctx, r.Tx, *ref)
 	if err != nil {
 		return Result{}, err
 	}

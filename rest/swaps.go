@@ -34,7 +34,7 @@ func (o *Ops) createSwap(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	t, err := o.Swaps.Swap(ctx, in)
+	t, err := o.Swaps.Swap(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}

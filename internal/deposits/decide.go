@@ -19,10 +19,10 @@ type decision struct {
 	ref    string // the narration's merchant reference (static_dynamic)
 }
 
-// decide applies the account kind's rules. Closing a dynamic account is part
+// decide applies the account kind's rules in tx. Closing a dynamic account is part
 // of the decision: it is a conditional update, so of two deposits racing for
 // one account exactly one closes it and the other is refunded.
-func (s *Service) decide(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64, now time.Time) (decision, error) {
+func (s *Service) decide(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr Transfer, amount int64, now time.Time) (decision, error) {
 	var d decision
 	fee, err := s.cfg.Fee.On(amount)
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *Service) decide(ctx context.Context, acc *ent.FiatAccount, tr Transfer,
 	}
 	switch acc.AccountType {
 	case accounts.Dynamic:
-		closed, err := s.accounts.Close(ctx, acc)
+		closed, err := s.accounts.Close(accountsCtx(ctx, tx), acc)
 		if err != nil {
 			return d, err
 		}

@@ -128,9 +128,10 @@ func New(db *store.DB, c clock.Clock, l *ledger.Service, a *accounts.Service, o 
 
 // Simulate is the sandbox's simulated incoming transfer (POST
 // /sandbox/deposits/bank-transfer): it validates in and books it with
-// Receive for the context's tenant. It is NOT_FOUND, as an unknown route,
-// in a mode where the simulations are not offered.
-func (s *Service) Simulate(ctx context.Context, in Input) (*ent.Transaction, error) {
+// Receive for the context's tenant, in tx, the request's transaction handed
+// to it (with tx nil, in one of its own). It is NOT_FOUND, as an unknown
+// route, in a mode where the simulations are not offered.
+func (s *Service) Simulate(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transaction, error) {
 	if err := s.cfg.Simulations.CheckTenant(ctx); err != nil {
 		return nil, err
 	}
@@ -139,13 +140,14 @@ func (s *Service) Simulate(ctx context.Context, in Input) (*ent.Transaction, err
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	return s.Receive(ctx, in.Transfer())
+	return s.Receive(ctx, tx, in.Transfer())
 }
 
-// Receive books one incoming transfer as one DEPOSIT transaction, in one
-// database transaction (joining the one in ctx, if any): the account look-up,
-// the decision, the dynamic account's closing, the transaction row, its
-// event and the ledger credit commit together.
+// Receive books one incoming transfer as one DEPOSIT transaction, in tx, the
+// caller's database transaction handed to it (with tx nil, in one of its
+// own), which each step is handed as an argument: the account look-up, the
+// decision, the dynamic account's closing, the transaction row, its event
+// and the ledger credit commit together.
 //
 // ctx acting for a tenant (the sandbox endpoint) may only pay into that
 // tenant's accounts: any other account number is NOT_FOUND, as an unknown one
@@ -155,7 +157,7 @@ func (s *Service) Simulate(ctx context.Context, in Input) (*ent.Transaction, err
 // The outcome is in the returned transaction's status: success or refunded
 // (with reject_reason). Errors are only for transfers that cannot be booked
 // at all (validation, unknown account) and for failures.
-func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, error) {
+func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Transaction, error) {
 	var f apperr.Fields
 	Validate(tr.input(), &f)
 	if err := f.Err(); err != nil {
@@ -170,8 +172,8 @@ func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, e
 		return nil, tenant.ErrNoTenant
 	}
 	var out *ent.Transaction
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		acc, err := s.accounts.ByNumber(ctx, tr.AccountNumber)
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		acc, err := s.accounts.ByNumber(accountsCtx(ctx, tx), tr.AccountNumber)
 		if err != nil {
 			return err
 		}
@@ -186,7 +188,7 @@ func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, e
 			return apperr.New(apperr.NotFound, "no account with account_number %q", tr.AccountNumber)
 		}
 		ctx = tenant.With(ctx, owner)
-		out, err = s.book(ctx, acc, tr, amount)
+		out, err = s.book(ctx, tx, acc, tr, amount)
 		return err
 	})
 	if err != nil {
@@ -195,27 +197,34 @@ func (s *Service) Receive(ctx context.Context, tr Transfer) (*ent.Transaction, e
 	return out, nil
 }
 
-// book decides and records a deposit into acc; ctx acts for acc's tenant and
-// carries the transaction.
-func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64) (*ent.Transaction, error) {
+// accountsCtx is ctx carrying tx for the accounts service, whose look-up
+// and closing of an account still join the transaction through the context.
+func accountsCtx(ctx context.Context, tx *ent.Tx) context.Context {
+	return store.WithTx(ctx, tx)
+}
+
+// book decides and records a deposit into acc in tx; ctx acts for acc's
+// tenant.
+func (s *Service) book(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr Transfer, amount int64) (*ent.Transaction, error) {
 	now := s.clock.Now()
-	d, err := s.decide(ctx, acc, tr, amount, now)
+	d, err := s.decide(ctx, tx, acc, tr, amount, now)
 	if err != nil {
 		return nil, err
 	}
-	merchant, err := merchants.Name(ctx, s.db.Client(ctx), acc.MerchantID)
+	c := tx.Client()
+	merchant, err := merchants.Name(ctx, c, acc.MerchantID)
 	if err != nil {
 		return nil, err
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	insert := func(d decision) (*ent.Transaction, error) {
-		return s.insert(ctx, acc, tr, amount, d, ref, merchant, now)
+		return s.insert(ctx, c, acc, tr, amount, d, ref, merchant, now)
 	}
 	var t *ent.Transaction
 	if d.ref == "" {
 		t, err = insert(d)
 	} else {
-		t, err = s.insertClaimingRef(ctx, d, insert)
+		t, err = s.insertClaimingRef(ctx, c, d, insert)
 	}
 	if err != nil {
 		return nil, err
@@ -226,11 +235,11 @@ func (s *Service) book(ctx context.Context, acc *ent.FiatAccount, tr Transfer, a
 	}
 	// The event before the credit: the credit locks the merchant's balance
 	// row, which is best held only until the commit.
-	if _, err := s.outbox.Emit(ctx, typ, t); err != nil {
+	if _, err := s.outbox.EmitIn(ctx, tx, typ, t); err != nil {
 		return nil, err
 	}
 	if t.Status == StatusSuccess {
-		if err := s.credit(ctx, t, acc); err != nil {
+		if err := s.credit(ctx, tx, t, acc); err != nil {
 			return nil, err
 		}
 	}
@@ -249,9 +258,8 @@ const savepoint = "deposit_reference"
 // reference twice is most likely the payer's mistake, and tying the money to
 // the wrong order or silently dropping the reference would be worse. A
 // refunded deposit never claims a reference, so the payer may pay again under
-// it.
-func (s *Service) insertClaimingRef(ctx context.Context, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
-	c := s.db.Client(ctx)
+// it. c is the client of the deposit's transaction.
+func (s *Service) insertClaimingRef(ctx context.Context, c *ent.Client, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
 	key := transactions.ReferenceKey(d.ref)
 	taken, err := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx)
 	if err != nil {
@@ -287,8 +295,9 @@ func (s *Service) insertClaimingRef(ctx context.Context, d decision, insert func
 	return insert(d)
 }
 
-// insert writes the deposit's transaction row.
-func (s *Service) insert(ctx context.Context, acc *ent.FiatAccount, tr Transfer, amount int64, d decision,
+// insert writes the deposit's transaction row through c, the client of the
+// deposit's transaction.
+func (s *Service) insert(ctx context.Context, c *ent.Client, acc *ent.FiatAccount, tr Transfer, amount int64, d decision,
 	ref, merchant string, now time.Time) (*ent.Transaction, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
@@ -301,7 +310,7 @@ func (s *Service) insert(ctx context.Context, acc *ent.FiatAccount, tr Transfer,
 		// Nothing reaches the merchant, so no fee is taken either.
 		status, fee, settled = StatusRefunded, 0, 0
 	}
-	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
+	create := c.Transaction.Create().SetID(id.String()).SetReference(ref).
 		SetType(Type).SetPurpose(Type).SetStatus(status).
 		SetFromAmount(amount).SetFromCurrency(cur).SetAmount(amount).SetCurrency(cur).
 		SetAmountCharged(amount).SetAmountSettled(settled).SetFee(fee).SetFeeCurrency(cur).
@@ -331,9 +340,9 @@ func (s *Service) insert(ctx context.Context, acc *ent.FiatAccount, tr Transfer,
 
 // credit posts an accepted deposit: the rails clearing account gives the
 // amount, the merchant's main balance gets amount_settled, the fees account
-// the fee. The posting id is derived from the reference, so it can never be
-// posted twice.
-func (s *Service) credit(ctx context.Context, t *ent.Transaction, acc *ent.FiatAccount) error {
+// the fee, in tx. The posting id is derived from the reference, so it can
+// never be posted twice.
+func (s *Service) credit(ctx context.Context, tx *ent.Tx, t *ent.Transaction, acc *ent.FiatAccount) error {
 	owner := tenant.Tenant{MerchantID: acc.MerchantID, Mode: acc.Mode}
 	cur := money.Currency(t.Currency)
 	entries := []ledger.Entry{
@@ -343,7 +352,7 @@ func (s *Service) credit(ctx context.Context, t *ent.Transaction, acc *ent.FiatA
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(owner.Mode, cur, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
+	_, err := s.ledger.PostIn(ctx, tx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
 		Memo: "deposit into account " + acc.Reference, Entries: entries})
 	return err
 }

@@ -117,7 +117,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 		sys := tenant.System(context.Background())
 
 		// 1000 NGN: fee 10 + 15 = 25, the merchant gets 975.
-		tx, err := s.Receive(sys, Transfer{AccountNumber: acc.AccountNumber, Amount: dec("1000"), SenderName: "JOHN DOE"})
+		tx, err := s.Receive(sys, nil, Transfer{AccountNumber: acc.AccountNumber, Amount: dec("1000"), SenderName: "JOHN DOE"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 		}
 
 		// An amount that does not cover the fee is refunded, fee-free.
-		tx, err = s.Receive(sys, Transfer{AccountNumber: acc.AccountNumber, Amount: dec("10.15")})
+		tx, err = s.Receive(sys, nil, Transfer{AccountNumber: acc.AccountNumber, Amount: dec("10.15")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,13 +166,13 @@ func TestFeeAndSystemCaller(t *testing.T) {
 
 		// A context with neither a tenant nor the system marker is refused;
 		// an unknown account is NOT_FOUND; a bad transfer names its fields.
-		if _, err := s.Receive(context.Background(), Transfer{AccountNumber: acc.AccountNumber, Amount: dec("1")}); !errors.Is(err, tenant.ErrNoTenant) {
+		if _, err := s.Receive(context.Background(), nil, Transfer{AccountNumber: acc.AccountNumber, Amount: dec("1")}); !errors.Is(err, tenant.ErrNoTenant) {
 			t.Errorf("no tenant: %v", err)
 		}
-		if _, err := s.Receive(sys, Transfer{AccountNumber: "0123456789", Amount: dec("1")}); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := s.Receive(sys, nil, Transfer{AccountNumber: "0123456789", Amount: dec("1")}); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("unknown account: %v", err)
 		}
-		_, err = s.Receive(sys, Transfer{AccountNumber: "1", Amount: dec("0")})
+		_, err = s.Receive(sys, nil, Transfer{AccountNumber: "1", Amount: dec("0")})
 		if e := apperr.As(err); e.Kind != apperr.Validation || len(e.Fields) != 2 {
 			t.Errorf("bad transfer: %v", err)
 		}

@@ -78,13 +78,27 @@ func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent
 // its transaction; the context must act for that tenant or be the system
 // (a worker recording many merchants' payouts at once).
 func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
-	if !store.InTx(ctx) {
+	return o.emitAll(ctx, ent.TxFromContext(ctx), typ, ts)
+}
+
+// EmitIn is Emit in tx, the caller's transaction handed to it as an
+// argument, after whose commit the outbox's listeners are woken.
+func (o *Outbox) EmitIn(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) (*ent.Event, error) {
+	evs, err := o.emitAll(ctx, tx, typ, []*ent.Transaction{t})
+	if err != nil {
+		return nil, err
+	}
+	return evs[0], nil
+}
+
+func (o *Outbox) emitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+	if tx == nil {
 		return nil, fmt.Errorf("events: Emit outside a transaction")
 	}
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	c := o.db.Client(ctx)
+	c := tx.Client()
 	now := o.clock.Now()
 	rows := make([]*ent.EventCreate, len(ts))
 	for i, t := range ts {
@@ -102,7 +116,7 @@ func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction)
 	if err != nil {
 		return nil, err
 	}
-	store.AfterCommit(ctx, o.wake)
+	store.OnCommit(tx, o.wake)
 	return evs, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/ent/exporttoken"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
@@ -51,8 +52,8 @@ func hashToken(token string) string {
 }
 
 // Create makes a token for an export of the ctx tenant's transactions that
-// f selects (f already validated).
-func (s *Service) Create(ctx context.Context, f transactions.Filter) (Token, error) {
+// f selects (f already validated), in tx (nil: a transaction of its own).
+func (s *Service) Create(ctx context.Context, tx *ent.Tx, f transactions.Filter) (Token, error) {
 	if _, ok := tenant.From(ctx); !ok {
 		return Token{}, tenant.ErrNoTenant
 	}
@@ -66,8 +67,8 @@ func (s *Service) Create(ctx context.Context, f transactions.Filter) (Token, err
 	}
 	now := s.clock.Now()
 	out := Token{Token: base64.RawURLEncoding.EncodeToString(b[:]), ExpiresAt: now.Add(TokenTTL)}
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		return s.db.Client(ctx).ExportToken.Create().SetID(hashToken(out.Token)).SetFilter(filter).
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		return tx.ExportToken.Create().SetID(hashToken(out.Token)).SetFilter(filter).
 			SetCreatedAt(now).SetExpiresAt(out.ExpiresAt).Exec(ctx)
 	})
 	if err != nil {

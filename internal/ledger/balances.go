@@ -82,7 +82,7 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 	if err != nil {
 		return nil, err
 	}
-	have, err := s.balances(ctx, t, "")
+	have, err := s.balances(ctx, s.db.Client(ctx), t, "")
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +100,17 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 // Balance returns the ctx tenant's balance in currency c (zero if it never
 // held any), read in the transaction carried by ctx if there is one.
 func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error) {
+	return s.balance(ctx, s.db.Client(ctx), c)
+}
+
+// balance is Balance read through db, the client of the caller's
+// transaction or the read client.
+func (s *Service) balance(ctx context.Context, db *ent.Client, c money.Currency) (Balance, error) {
 	t, err := tenantOf(ctx)
 	if err != nil {
 		return Balance{}, err
 	}
-	have, err := s.balances(ctx, t, c)
+	have, err := s.balances(ctx, db, t, c)
 	if err != nil {
 		return Balance{}, err
 	}
@@ -114,11 +120,12 @@ func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error
 	return Balance{Currency: c}, nil
 }
 
-// balances reads t's main balances (in currency only, unless empty) with
+// balances reads t's main balances (in currency only, unless empty), through
+// db, with
 // their slots in one statement, so in one snapshot: read apart, a
 // rebalance committed between the two reads would count the money it
 // moved twice, or not at all.
-func (s *Service) balances(ctx context.Context, t tenant.Tenant, only money.Currency) (map[money.Currency]Balance, error) {
+func (s *Service) balances(ctx context.Context, db *ent.Client, t tenant.Tenant, only money.Currency) (map[money.Currency]Balance, error) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
@@ -139,7 +146,7 @@ func (s *Service) balances(ctx context.Context, t tenant.Tenant, only money.Curr
 	if only != "" {
 		q += " AND a." + ledgeraccount.FieldCurrency + " = " + arg(string(only))
 	}
-	rows, err := s.db.Client(ctx).QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("ledger: balances: %w", err))
 	}
@@ -204,10 +211,11 @@ func currencyList() string {
 }
 
 // Fund credits the ctx tenant's available balance with amount of currency
-// from the sandbox funding account, and returns the new balance. It is the
-// sandbox's top-up: NOT_FOUND, as an unknown route, in a mode where the
-// simulations are not offered.
-func (s *Service) Fund(ctx context.Context, currency string, amount decimal.Decimal) (Balance, error) {
+// from the sandbox funding account, and returns the new balance, in tx, the
+// request's transaction handed to it (with tx nil, in one of its own). It
+// is the sandbox's top-up: NOT_FOUND, as an unknown route, in a mode where
+// the simulations are not offered.
+func (s *Service) Fund(ctx context.Context, tx *ent.Tx, currency string, amount decimal.Decimal) (Balance, error) {
 	if err := s.simulations.CheckTenant(ctx); err != nil {
 		return Balance{}, err
 	}
@@ -226,14 +234,14 @@ func (s *Service) Fund(ctx context.Context, currency string, amount decimal.Deci
 		return Balance{}, err
 	}
 	var out Balance
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		// A balance is an int64 of minor units: ten fundings of the
 		// largest amount in BTC (8 decimals) would overflow it, which the
 		// credit refuses (balanceLimit).
-		if _, err := s.Credit(ctx, Posting{Memo: "sandbox funding"}, t, SandboxFunding, cur, minor); err != nil {
+		if _, err := s.CreditIn(ctx, tx, Posting{Memo: "sandbox funding"}, t, SandboxFunding, cur, minor); err != nil {
 			return err
 		}
-		out, err = s.Balance(ctx, cur)
+		out, err = s.balance(ctx, tx.Client(), cur)
 		return err
 	})
 	return out, err

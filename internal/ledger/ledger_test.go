@@ -333,14 +333,14 @@ func TestBalancesAndFund(t *testing.T) {
 			}
 		}
 		f.clock.Advance(time.Minute)
-		b, err := f.l.Fund(ctx, "USDT", decimal.RequireFromString("12.5"))
+		b, err := f.l.Fund(ctx, nil, "USDT", decimal.RequireFromString("12.5"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.Currency != money.USDT || b.Available != 12_500_000 || b.UpdatedAt == nil || !b.UpdatedAt.Equal(t0.Add(time.Minute)) {
 			t.Errorf("after fund: %+v", b)
 		}
-		if _, err := f.l.Fund(ctx, "USDT", decimal.RequireFromString("0.000001")); err != nil {
+		if _, err := f.l.Fund(ctx, nil, "USDT", decimal.RequireFromString("0.000001")); err != nil {
 			t.Fatal(err)
 		}
 		bs, _ = f.l.Balances(ctx)
@@ -357,7 +357,7 @@ func TestBalancesAndFund(t *testing.T) {
 			{"NGN", "-1", []string{"amount"}},
 			{"BTC", "10000000000.00000001", []string{"amount"}},
 		} {
-			_, err := f.l.Fund(ctx, tc.cur, decimal.RequireFromString(tc.amount))
+			_, err := f.l.Fund(ctx, nil, tc.cur, decimal.RequireFromString(tc.amount))
 			e := apperr.As(err)
 			var got []string
 			for _, fe := range e.Fields {

@@ -126,6 +126,38 @@ const maxEntriesPerInsert = 1000
 // each posting's balance changes in order. It fails as a whole: a
 // duplicate posting id fails with ErrDuplicatePosting naming the first.
 func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, error) {
+	out, plans, err := planAll(postings)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(ctx context.Context) error {
+		return s.postAll(ctx, s.db.Client(ctx), out, plans)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PostIn is Post in tx, the caller's transaction handed to it as an
+// argument (with tx nil, in one of its own).
+func (s *Service) PostIn(ctx context.Context, tx *ent.Tx, p Posting) (Posting, error) {
+	out, plans, err := planAll([]Posting{p})
+	if err != nil {
+		return Posting{}, err
+	}
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		return s.postAll(ctx, tx.Client(), out, plans)
+	})
+	if err != nil {
+		return Posting{}, err
+	}
+	return out[0], nil
+}
+
+// planAll gives each of postings its ID when it has none and plans its
+// balance changes.
+func planAll(postings []Posting) ([]Posting, [][]*delta, error) {
 	out := make([]Posting, len(postings))
 	plans := make([][]*delta, len(postings))
 	for i, p := range postings {
@@ -135,17 +167,11 @@ func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, e
 		p.Entries = append([]Entry(nil), p.Entries...)
 		deltas, err := plan(&p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i], plans[i] = p, deltas
 	}
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		return s.postAll(ctx, s.db.Client(ctx), out, plans)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, plans, nil
 }
 
 // postAll writes out, planned as plans, through c, the client of the

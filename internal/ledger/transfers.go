@@ -27,13 +27,27 @@ func (s *Service) pair(p Posting, a, b Entry) (Posting, error) {
 // `from` to t's available balance in currency c. p gives the posting's ID,
 // TransactionRef and Memo; its Entries must be empty.
 func (s *Service) Credit(ctx context.Context, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
-	p, err := s.pair(p,
-		Entry{Account: SystemAccount(t.Mode, c, from), Bucket: Available, Amount: -amount},
-		Entry{Account: MerchantAccount(t, c), Bucket: Available, Amount: amount})
+	p, err := s.credit(p, t, from, c, amount)
 	if err != nil {
 		return Posting{}, err
 	}
 	return s.Post(ctx, p)
+}
+
+// CreditIn is Credit in tx, the caller's transaction handed to it as an
+// argument (with tx nil, in one of its own).
+func (s *Service) CreditIn(ctx context.Context, tx *ent.Tx, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
+	p, err := s.credit(p, t, from, c, amount)
+	if err != nil {
+		return Posting{}, err
+	}
+	return s.PostIn(ctx, tx, p)
+}
+
+func (s *Service) credit(p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
+	return s.pair(p,
+		Entry{Account: SystemAccount(t.Mode, c, from), Bucket: Available, Amount: -amount},
+		Entry{Account: MerchantAccount(t, c), Bucket: Available, Amount: amount})
 }
 
 // Debit moves amount (minor units, > 0) from t's available balance in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"merchantpay/ent"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/deposits"
@@ -40,15 +41,15 @@ func (s *Service) payout(ctx context.Context, provider string, n rails.PayoutNot
 }
 
 // inflow books money received into a virtual account the provider issued,
-// once per provider reference; an account we do not know is recorded and
-// credits nobody.
-func (s *Service) inflow(ctx context.Context, provider string, n rails.InflowNotice) (result, error) {
+// once per provider reference, in tx, the notice's transaction; an account
+// we do not know is recorded and credits nobody.
+func (s *Service) inflow(ctx context.Context, tx *ent.Tx, provider string, n rails.InflowNotice) (result, error) {
 	r := result{kind: "inflow", reference: n.ProviderReference}
 	if n.ProviderReference == "" {
 		r.outcome, r.keepBody, r.detail = Ignored, true, "an inflow without the provider's reference cannot be booked once"
 		return r, nil
 	}
-	booked, err := s.DB.Client(ctx).Transaction.Query().Where(transaction.ProviderReference(n.ProviderReference)).Exist(ctx)
+	booked, err := tx.Client().Transaction.Query().Where(transaction.ProviderReference(n.ProviderReference)).Exist(ctx)
 	if err != nil {
 		return r, store.Classify(err)
 	}
@@ -62,7 +63,7 @@ func (s *Service) inflow(ctx context.Context, provider string, n rails.InflowNot
 		s.log().Error("provider inflow not booked: recorded for an operator", "provider", provider, "provider_reference", n.ProviderReference, "detail", r.detail)
 		return r, nil
 	}
-	dep, err := s.Deposits.Receive(ctx, deposits.Transfer{
+	dep, err := s.Deposits.Receive(ctx, tx, deposits.Transfer{
 		AccountNumber: n.AccountNumber,
 		Amount:        money.FromMinor(n.Amount, deposits.Currency),
 		Narration:     cut(n.Narration, deposits.MaxNarration),

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"merchantpay/ent"
 	"merchantpay/ent/railsnotice"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
@@ -127,8 +128,11 @@ func (s *Service) Process(ctx context.Context, provider string, n rails.Notice, 
 		return false, errors.New("railnotices: a notice without a key cannot be deduplicated")
 	}
 	ctx = tenant.System(ctx)
-	err = s.DB.Tx(ctx, func(ctx context.Context) error {
-		c := s.DB.Client(ctx)
+	err = s.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		// A payout's and an order's notices still reach their operations
+		// through the context; an inflow's deposit is handed tx.
+		ctx = store.WithTx(ctx, tx)
+		c := tx.Client()
 		seen, err := c.RailsNotice.Query().Where(railsnotice.Provider(provider), railsnotice.Key(n.Key)).Exist(ctx)
 		if err != nil {
 			return err
@@ -137,7 +141,7 @@ func (s *Service) Process(ctx context.Context, provider string, n rails.Notice, 
 			dup = true
 			return nil
 		}
-		r, err := s.apply(ctx, provider, n)
+		r, err := s.apply(ctx, tx, provider, n)
 		if err != nil {
 			return err
 		}
@@ -166,12 +170,12 @@ type result struct {
 	keepBody bool
 }
 
-func (s *Service) apply(ctx context.Context, provider string, n rails.Notice) (result, error) {
+func (s *Service) apply(ctx context.Context, tx *ent.Tx, provider string, n rails.Notice) (result, error) {
 	switch {
 	case n.Payout != nil:
 		return s.payout(ctx, provider, *n.Payout)
 	case n.Inflow != nil:
-		return s.inflow(ctx, provider, *n.Inflow)
+		return s.inflow(ctx, tx, provider, *n.Inflow)
 	case n.Order != nil:
 		return s.order(ctx, provider, *n.Order)
 	}

@@ -26,8 +26,9 @@ const (
 )
 
 // Create prices and stores a quote for the merchant and mode of ctx. It runs
-// in the transaction carried by ctx, or its own.
-func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Quote, error) {
+// in tx, the request's transaction handed to it, or, when tx is nil, in one
+// of its own.
+func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput) (*ent.Quote, error) {
 	var f apperr.Fields
 	ValidateCreate(in, &f)
 	if err := f.Err(); err != nil {
@@ -49,8 +50,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Quote, error
 		return nil, err
 	}
 	var out *ent.Quote
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		row, p, side, err := findPair(ctx, c, from, to)
 		if err != nil {
 			return err
@@ -111,9 +112,10 @@ func (s *Service) price(row *ent.Pair, p pricing.Pair, side pricing.Side, tt, fi
 }
 
 // Refresh re-prices a quote at the current rate with the same fixed amount,
-// and gives it a new lifetime from now. Expired quotes can be refreshed;
-// used ones cannot (RATE_USED).
-func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, error) {
+// and gives it a new lifetime from now, in tx, the request's transaction
+// handed to it (with tx nil, in one of its own). Expired quotes can be
+// refreshed; used ones cannot (RATE_USED).
+func (s *Service) Refresh(ctx context.Context, tx *ent.Tx, reference string) (*ent.Quote, error) {
 	var f apperr.Fields
 	if msg := validate.Text(reference); msg != "" {
 		f.Add("reference", "%s", msg)
@@ -128,8 +130,8 @@ func (s *Service) Refresh(ctx context.Context, reference string) (*ent.Quote, er
 		return nil, tenant.ErrNoTenant
 	}
 	var out *ent.Quote
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		q, err := c.Quote.Query().Where(quote.ID(reference)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return notFound(reference, "reference")

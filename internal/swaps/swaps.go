@@ -122,17 +122,18 @@ func New(db *store.DB, c clock.Clock, r *rates.Service, l *ledger.Service, o *ev
 }
 
 // Swap consumes the swap quote in.RateReference for the merchant and mode of
-// ctx and books a pending SWAP transaction, in one database transaction
-// (joining the one in ctx, if any): the quote's consumption, the transaction
-// row, its swap.pending event and the ledger posting commit together or not
-// at all, so a failed swap (INSUFFICIENT_BALANCE, DUPLICATE_REFERENCE) leaves
-// the quote usable.
+// ctx and books a pending SWAP transaction, in tx, the request's database
+// transaction handed to it (with tx nil, in one of its own), which each step
+// is handed as an argument: the quote's consumption, the transaction row, its
+// swap.pending event and the ledger posting commit together or not at all,
+// so a failed swap (INSUFFICIENT_BALANCE, DUPLICATE_REFERENCE) leaves the
+// quote usable.
 //
 // Errors: VALIDATION_ERROR (every bad field); DUPLICATE_REFERENCE when
 // in.Reference is already a transaction's merchant reference (ignoring
 // case); Consume's NOT_FOUND, RATE_TYPE_MISMATCH, RATE_USED, RATE_EXPIRED;
 // INSUFFICIENT_BALANCE when available from_currency is below from_amount.
-func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) {
+func (s *Service) Swap(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transaction, error) {
 	var f apperr.Fields
 	Validate(in, &f)
 	if err := f.Err(); err != nil {
@@ -144,31 +145,31 @@ func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) 
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	var out *ent.Transaction
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		if in.Reference != nil {
 			if err := transactions.CheckReference(ctx, c, *in.Reference); err != nil {
 				return err
 			}
 		}
-		q, err := s.rates.Consume(ctx, *in.RateReference, rates.Swap, ref)
+		q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Swap, ref)
 		if err != nil {
 			return err
 		}
-		name, err := merchants.Name(ctx, s.db.Client(ctx), tn.MerchantID)
+		name, err := merchants.Name(ctx, c, tn.MerchantID)
 		if err != nil {
 			return err
 		}
-		t, err := s.insert(ctx, q, in.Reference, ref, name)
+		t, err := s.insert(ctx, c, q, in.Reference, ref, name)
 		if err != nil {
 			return err
 		}
 		// The event before the posting: the posting's debit locks the
 		// merchant's balance row, which is best held only until the commit.
-		if _, err := s.outbox.Emit(ctx, events.SwapPending, t); err != nil {
+		if _, err := s.outbox.EmitIn(ctx, tx, events.SwapPending, t); err != nil {
 			return err
 		}
-		if err := s.book(ctx, tn, t); err != nil {
+		if err := s.book(ctx, tx, tn, t); err != nil {
 			return err
 		}
 		out = t
@@ -180,10 +181,11 @@ func (s *Service) Swap(ctx context.Context, in Input) (*ent.Transaction, error) 
 	return out, nil
 }
 
-// insert writes the pending swap for quote q. Amounts: amount and to_amount
+// insert writes the pending swap for quote q through c, the client of the
+// swap's transaction. Amounts: amount and to_amount
 // are the quote's to_amount, fee its fee (both in to_currency), and, as for a
 // cross withdrawal, amount_charged = amount + fee and amount_settled = amount.
-func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string, ref, merchantName string) (*ent.Transaction, error) {
+func (s *Service) insert(ctx context.Context, c *ent.Client, q *ent.Quote, merchantRef *string, ref, merchantName string) (*ent.Transaction, error) {
 	id, err := uuid.NewV7() // time-ordered: lists keep creation order within a millisecond
 	if err != nil {
 		return nil, err
@@ -191,7 +193,7 @@ func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string,
 	now := s.clock.Now()
 	from, to := money.Currency(q.FromCurrency), money.Currency(q.ToCurrency)
 	narration := fmt.Sprintf("Swap %s %s to %s %s", money.Format(q.FromAmount, from), from, money.Format(q.ToAmount, to), to)
-	create := s.db.Client(ctx).Transaction.Create().SetID(id.String()).SetReference(ref).
+	create := c.Transaction.Create().SetID(id.String()).SetReference(ref).
 		SetType(Type).SetPurpose(Type).SetStatus(StatusPending).
 		SetFromAmount(q.FromAmount).SetFromCurrency(q.FromCurrency).
 		SetAmount(q.ToAmount).SetCurrency(q.ToCurrency).
@@ -221,9 +223,9 @@ func (s *Service) insert(ctx context.Context, q *ent.Quote, merchantRef *string,
 	return t, nil
 }
 
-// book posts the swap's creation: the debit of from_amount (last, as the
-// ledger orders it) and the pending credit of to_amount.
-func (s *Service) book(ctx context.Context, tn tenant.Tenant, t *ent.Transaction) error {
+// book posts the swap's creation in tx: the debit of from_amount (last, as
+// the ledger orders it) and the pending credit of to_amount.
+func (s *Service) book(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, t *ent.Transaction) error {
 	from, to := money.Currency(t.FromCurrency), money.Currency(*t.ToCurrency)
 	entries := []ledger.Entry{
 		{Account: ledger.MerchantAccount(tn, from), Bucket: ledger.Available, Amount: -t.FromAmount},
@@ -234,7 +236,7 @@ func (s *Service) book(ctx context.Context, tn tenant.Tenant, t *ent.Transaction
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(tn.Mode, to, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":swap", TransactionRef: t.Reference,
+	_, err := s.ledger.PostIn(ctx, tx, ledger.Posting{ID: t.Reference + ":swap", TransactionRef: t.Reference,
 		Memo: t.Narration, Entries: entries})
 	return err
 }
