@@ -12,68 +12,30 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"merchantpay/internal/rails/binancepay"
+	"merchantpay/internal/rails/railsfake"
 )
 
-// Failure is how the fake mishandles a coming call.
-type Failure int
+// Failure is how the fake mishandles a coming call; its server errors
+// answer 502 with an HTML page, as Binance's gateway does.
+type Failure = railsfake.Failure
 
+// The failures FailNext takes.
 const (
-	// None answers the call normally (to let calls pass in FailNext).
-	None Failure = iota
-	// TimeoutBefore holds the call without acting on it until the client
-	// gives up.
-	TimeoutBefore
-	// TimeoutAfter acts on the call, then holds it until the client gives
-	// up.
-	TimeoutAfter
-	// ServerErrorBefore answers 502 without acting on the call.
-	ServerErrorBefore
-	// ServerErrorAfter acts on the call, then answers 502.
-	ServerErrorAfter
+	None              = railsfake.None
+	TimeoutBefore     = railsfake.TimeoutBefore
+	TimeoutAfter      = railsfake.TimeoutAfter
+	ServerErrorBefore = railsfake.ServerErrorBefore
+	ServerErrorAfter  = railsfake.ServerErrorAfter
 )
 
-// FailNext makes the next calls fail, one failure per call, in order.
-func (f *Fake) FailNext(failures ...Failure) {
-	f.mu.Lock()
-	f.failures = append(f.failures, failures...)
-	f.mu.Unlock()
-}
-
-// takeFailure pops the next failure; the caller holds f.mu.
-func (f *Fake) takeFailure() *Failure {
-	if len(f.failures) == 0 {
-		return nil
-	}
-	fl := f.failures[0]
-	f.failures = f.failures[1:]
-	if fl == None {
-		return nil
-	}
-	return &fl
-}
-
-func (fl *Failure) before() bool {
-	return fl != nil && (*fl == TimeoutBefore || *fl == ServerErrorBefore)
-}
-
-func (f *Fake) fail(w http.ResponseWriter, r *http.Request, fl *Failure) {
-	switch *fl {
-	case TimeoutBefore, TimeoutAfter:
-		select {
-		case <-r.Context().Done():
-		case <-f.hang:
-		case <-time.After(2 * time.Minute):
-		}
-	default:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusBadGateway)
-		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
-	}
+func badGateway(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
 }
 
 // setStatus moves the order under tradeNo to status.
@@ -126,13 +88,6 @@ func (f *Fake) Orders() []Order {
 		out = append(out, *o)
 	}
 	return out
-}
-
-// Requests returns the requests received so far, oldest first.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.requests)
 }
 
 // CertificateRequests counts the calls to the certificates endpoint.
