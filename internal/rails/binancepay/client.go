@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"merchantpay/internal/clock"
@@ -86,15 +84,7 @@ func New(cfg rails.ProviderConfig, apiKey, secretKey string) (*Client, error) {
 func (c *Client) Provider() string { return rails.ProviderBinancePay }
 
 func baseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("binancepay: base URL %q is not a scheme and host", raw)
-	}
-	return strings.TrimSuffix(raw, "/"), nil
+	return providerhttp.BaseURL("binancepay", raw, DefaultBaseURL)
 }
 
 // envelope is every answer's outer shape.

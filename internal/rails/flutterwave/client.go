@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"merchantpay/internal/clock"
@@ -83,15 +81,7 @@ func New(cfg rails.ProviderConfig, secretKey, webhookHash string) (*Client, erro
 func (c *Client) Provider() string { return rails.ProviderFlutterwave }
 
 func baseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("flutterwave: base URL %q is not a scheme and host", raw)
-	}
-	return strings.TrimSuffix(raw, "/"), nil
+	return providerhttp.BaseURL("flutterwave", raw, DefaultBaseURL)
 }
 
 // envelope is every answer's outer shape.

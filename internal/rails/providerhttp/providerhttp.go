@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,6 +31,21 @@ type Caller struct {
 	Timeout time.Duration
 	// Secrets are replaced by "[redacted]" in every error text.
 	Secrets []string
+}
+
+// BaseURL checks a configured base URL, scheme and host only (an optional
+// trailing slash is dropped), and gives def when raw is empty. provider
+// names the adapter in the error.
+func BaseURL(provider, raw, def string) (string, error) {
+	if raw == "" {
+		return def, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("%s: base URL %q is not a scheme and host", provider, raw)
+	}
+	return strings.TrimSuffix(raw, "/"), nil
 }
 
 // NewCaller takes the HTTP client and timeout from cfg, with a plain

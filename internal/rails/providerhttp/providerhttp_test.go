@@ -93,3 +93,17 @@ func TestClipCutsOnRuneBoundary(t *testing.T) {
 		t.Fatalf("Clip = %q", got)
 	}
 }
+
+func TestBaseURL(t *testing.T) {
+	if got, err := BaseURL("p", "", "https://default"); err != nil || got != "https://default" {
+		t.Fatalf("empty: %q %v", got, err)
+	}
+	if got, err := BaseURL("p", "http://127.0.0.1:8080/", "d"); err != nil || got != "http://127.0.0.1:8080" {
+		t.Fatalf("loopback: %q %v", got, err)
+	}
+	for _, bad := range []string{"ftp://h", "https://", "https://h/v3", "https://h?x=1", "https://u:p@h"} {
+		if _, err := BaseURL("p", bad, "d"); err == nil || !strings.HasPrefix(err.Error(), "p: base URL") {
+			t.Fatalf("%q: err %v, want a refusal", bad, err)
+		}
+	}
+}
