@@ -1,7 +1,6 @@
 package binancepayfake
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -159,16 +157,5 @@ func (f *Fake) SendWebhook(ctx context.Context, url, tradeNo, bizStatus string) 
 		o, _ := f.Order(tradeNo)
 		url = o.WebhookURL
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header = f.SignWebhook(body, time.Now())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, answer, err
+	return railsfake.PostWebhook(ctx, url, f.SignWebhook(body, time.Now()), body)
 }

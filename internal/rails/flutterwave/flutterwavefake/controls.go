@@ -1,11 +1,9 @@
 package flutterwavefake
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"merchantpay/internal/rails/railsfake"
@@ -91,17 +89,8 @@ func (f *Fake) SendWebhook(ctx context.Context, url, reference string) (int, []b
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("verif-hash", f.webhookHash)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, answer, err
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("verif-hash", f.webhookHash)
+	return railsfake.PostWebhook(ctx, url, h, body)
 }
