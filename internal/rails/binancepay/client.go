@@ -17,15 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"merchantpay/internal/clock"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // DefaultBaseURL is Binance Pay's API host.
@@ -45,15 +42,12 @@ const (
 // order under the trade number: the reference was used before.
 var ErrDuplicateTradeNo = errors.New("binancepay: an order already exists under this trade number")
 
-const maxBody = 1 << 20
-
 // Client talks to Binance Pay with one API key pair.
 type Client struct {
 	base      string
 	apiKey    string
 	secretKey string
-	timeout   time.Duration
-	http      *http.Client
+	caller    providerhttp.Caller
 
 	// Clock stamps requests and judges webhook timestamps; the wall clock
 	// unless a test sets another before first use.
@@ -80,14 +74,8 @@ func New(cfg rails.ProviderConfig, apiKey, secretKey string) (*Client, error) {
 	if apiKey == "" || secretKey == "" {
 		return nil, errors.New("binancepay: the API key and the secret key are both required")
 	}
-	c := &Client{base: base, apiKey: apiKey, secretKey: secretKey, timeout: cfg.Timeout,
-		http: cfg.Client, Clock: clock.Real{}, MaxSkew: DefaultMaxSkew}
-	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.http == nil {
-		c.http = &http.Client{}
-	}
+	c := &Client{base: base, apiKey: apiKey, secretKey: secretKey,
+		caller: providerhttp.NewCaller(cfg, DefaultTimeout, secretKey, apiKey), Clock: clock.Real{}, MaxSkew: DefaultMaxSkew}
 	c.certs.init()
 	return c, nil
 }
@@ -96,15 +84,7 @@ func New(cfg rails.ProviderConfig, apiKey, secretKey string) (*Client, error) {
 func (c *Client) Provider() string { return rails.ProviderBinancePay }
 
 func baseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("binancepay: base URL %q is not a scheme and host", raw)
-	}
-	return strings.TrimSuffix(raw, "/"), nil
+	return providerhttp.BaseURL("binancepay", raw, DefaultBaseURL)
 }
 
 // envelope is every answer's outer shape.
@@ -130,55 +110,43 @@ func (e *APIError) Error() string {
 // parse wraps rails.ErrOutcomeUnknown; a FAIL answer is an *APIError. Error
 // texts never carry the keys.
 func (c *Client) post(ctx context.Context, path string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("binancepay: encoding the request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
+	label := "binancepay " + path
+	status, answer, err := c.caller.Send(ctx, label, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("binancepay: building the request: %w", err)
+		}
+		ts, nonce := Millis(c.Clock.Now()), Nonce()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(HeaderTimestamp, ts)
+		req.Header.Set(HeaderNonce, nonce)
+		req.Header.Set(HeaderCertificate, c.apiKey)
+		req.Header.Set(HeaderSignature, Sign(c.secretKey, ts, nonce, raw))
+		return req, nil
+	})
 	if err != nil {
-		return fmt.Errorf("binancepay: building the request: %w", err)
-	}
-	ts, nonce := Millis(c.Clock.Now()), Nonce()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderNonce, nonce)
-	req.Header.Set(HeaderCertificate, c.apiKey)
-	req.Header.Set(HeaderSignature, Sign(c.secretKey, ts, nonce, raw))
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: binancepay %s: %v", rails.ErrOutcomeUnknown, path, c.redact(err.Error()))
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return fmt.Errorf("%w: binancepay %s: reading the answer: %v", rails.ErrOutcomeUnknown, path, c.redact(err.Error()))
-	}
-	if resp.StatusCode >= 500 {
-		return fmt.Errorf("%w: binancepay %s answered HTTP %d", rails.ErrOutcomeUnknown, path, resp.StatusCode)
+		return err
 	}
 	var env envelope
 	if err := json.Unmarshal(answer, &env); err != nil || (env.Status != "SUCCESS" && env.Status != "FAIL") {
-		return fmt.Errorf("%w: binancepay %s answered HTTP %d with a body that does not parse",
-			rails.ErrOutcomeUnknown, path, resp.StatusCode)
+		return fmt.Errorf("%w: %s answered HTTP %d with a body that does not parse",
+			rails.ErrOutcomeUnknown, label, status)
 	}
 	if env.Status == "FAIL" {
-		return &APIError{Code: c.redact(clip(env.Code, 20)), Message: c.redact(clip(env.ErrorMessage, 200))}
+		return &APIError{Code: c.caller.Redact(clip(env.Code, 20)), Message: c.caller.Redact(clip(env.ErrorMessage, 200))}
 	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%w: binancepay %s answered HTTP %d with status SUCCESS",
-			rails.ErrOutcomeUnknown, path, resp.StatusCode)
+	if status >= 300 {
+		return fmt.Errorf("%w: %s answered HTTP %d with status SUCCESS",
+			rails.ErrOutcomeUnknown, label, status)
 	}
 	if out == nil {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(env.Data))
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("%w: binancepay %s: the data does not parse: %v", rails.ErrOutcomeUnknown, path, err)
-	}
-	return nil
+	return providerhttp.DecodeData(label, env.Data, out)
 }
 
 // codeOf is the FAIL code of err, or "".
@@ -190,27 +158,8 @@ func codeOf(err error) string {
 	return ""
 }
 
-// redact removes the credentials from a text that may echo a request.
-func (c *Client) redact(s string) string {
-	for _, secret := range []string{c.secretKey, c.apiKey} {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
-		}
-	}
-	return s
-}
-
 // clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func clip(s string, n int) string { return providerhttp.Clip(s, n) }
 
 // flexString reads a JSON string or number as text, keeping a number's
 // digits exactly (ids above 2^53 and decimal amounts).

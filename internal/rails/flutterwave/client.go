@@ -21,13 +21,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"merchantpay/internal/clock"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // DefaultBaseURL is Flutterwave's API host; configuration may point
@@ -41,16 +39,12 @@ const DefaultTimeout = 30 * time.Second
 // looking up again; webhooks usually arrive well before.
 const DefaultRecheck = 10 * time.Minute
 
-// maxBody bounds what is read of an answer.
-const maxBody = 1 << 20
-
 // Client talks to Flutterwave with one secret key.
 type Client struct {
 	base        string
 	secretKey   string
 	webhookHash string
-	timeout     time.Duration
-	http        *http.Client
+	caller      providerhttp.Caller
 
 	// Clock stamps results (NextCheck, SettledAt); the wall clock unless a
 	// test sets another before first use.
@@ -79,13 +73,7 @@ func New(cfg rails.ProviderConfig, secretKey, webhookHash string) (*Client, erro
 		return nil, errors.New("flutterwave: the webhook hash is empty")
 	}
 	c := &Client{base: base, secretKey: secretKey, webhookHash: webhookHash,
-		timeout: cfg.Timeout, http: cfg.Client, Clock: clock.Real{}, Recheck: DefaultRecheck}
-	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.http == nil {
-		c.http = &http.Client{}
-	}
+		caller: providerhttp.NewCaller(cfg, DefaultTimeout, secretKey, webhookHash), Clock: clock.Real{}, Recheck: DefaultRecheck}
 	return c, nil
 }
 
@@ -93,15 +81,7 @@ func New(cfg rails.ProviderConfig, secretKey, webhookHash string) (*Client, erro
 func (c *Client) Provider() string { return rails.ProviderFlutterwave }
 
 func baseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("flutterwave: base URL %q is not a scheme and host", raw)
-	}
-	return strings.TrimSuffix(raw, "/"), nil
+	return providerhttp.BaseURL("flutterwave", raw, DefaultBaseURL)
 }
 
 // envelope is every answer's outer shape.
@@ -127,79 +107,52 @@ func (e *apiError) Error() string {
 // wraps rails.ErrOutcomeUnknown; a 4xx with Flutterwave's error envelope is
 // an *apiError. Error texts never carry the secret key.
 func (c *Client) call(ctx context.Context, method, path string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("flutterwave: encoding the request: %w", err)
 		}
-		rd = bytes.NewReader(b)
+		payload = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	label := "flutterwave " + method + " " + path
+	status, raw, err := c.caller.Send(ctx, label, func(ctx context.Context) (*http.Request, error) {
+		var rd io.Reader
+		if payload != nil {
+			rd = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+		if err != nil {
+			return nil, fmt.Errorf("flutterwave: building the request: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+c.secretKey)
+		req.Header.Set("Accept", "application/json")
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, nil
+	})
 	if err != nil {
-		return fmt.Errorf("flutterwave: building the request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.secretKey)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: flutterwave %s %s: %v", rails.ErrOutcomeUnknown, method, path, c.redact(err.Error()))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return fmt.Errorf("%w: flutterwave %s %s: reading the answer: %v", rails.ErrOutcomeUnknown, method, path, c.redact(err.Error()))
-	}
-	if resp.StatusCode >= 500 {
-		return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d", rails.ErrOutcomeUnknown, method, path, resp.StatusCode)
+		return err
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil || env.Status == "" {
-		return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d with a body that does not parse",
-			rails.ErrOutcomeUnknown, method, path, resp.StatusCode)
+		return fmt.Errorf("%w: %s answered HTTP %d with a body that does not parse",
+			rails.ErrOutcomeUnknown, label, status)
 	}
-	if resp.StatusCode >= 300 || env.Status != "success" {
-		if resp.StatusCode < 400 {
+	if status >= 300 || env.Status != "success" {
+		if status < 400 {
 			// A "success" status code with an error envelope says nothing certain.
-			return fmt.Errorf("%w: flutterwave %s %s answered HTTP %d with status %q",
-				rails.ErrOutcomeUnknown, method, path, resp.StatusCode, env.Status)
+			return fmt.Errorf("%w: %s answered HTTP %d with status %q",
+				rails.ErrOutcomeUnknown, label, status, env.Status)
 		}
-		return &apiError{HTTPStatus: resp.StatusCode, Message: c.redact(clip(env.Message, 200))}
+		return &apiError{HTTPStatus: status, Message: c.caller.Redact(clip(env.Message, 200))}
 	}
 	if out == nil {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(env.Data))
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("%w: flutterwave %s %s: the data does not parse: %v", rails.ErrOutcomeUnknown, method, path, err)
-	}
-	return nil
-}
-
-// redact removes the credentials from a text that may echo a request.
-func (c *Client) redact(s string) string {
-	for _, secret := range []string{c.secretKey, c.webhookHash} {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
-		}
-	}
-	return s
+	return providerhttp.DecodeData(label, env.Data, out)
 }
 
 // clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func clip(s string, n int) string { return providerhttp.Clip(s, n) }

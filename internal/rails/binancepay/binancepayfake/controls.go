@@ -1,7 +1,6 @@
 package binancepayfake
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -10,70 +9,31 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"merchantpay/internal/rails/binancepay"
+	"merchantpay/internal/rails/railsfake"
 )
 
-// Failure is how the fake mishandles a coming call.
-type Failure int
+// Failure is how the fake mishandles a coming call; its server errors
+// answer 502 with an HTML page, as Binance's gateway does.
+type Failure = railsfake.Failure
 
+// The failures FailNext takes.
 const (
-	// None answers the call normally (to let calls pass in FailNext).
-	None Failure = iota
-	// TimeoutBefore holds the call without acting on it until the client
-	// gives up.
-	TimeoutBefore
-	// TimeoutAfter acts on the call, then holds it until the client gives
-	// up.
-	TimeoutAfter
-	// ServerErrorBefore answers 502 without acting on the call.
-	ServerErrorBefore
-	// ServerErrorAfter acts on the call, then answers 502.
-	ServerErrorAfter
+	None              = railsfake.None
+	TimeoutBefore     = railsfake.TimeoutBefore
+	TimeoutAfter      = railsfake.TimeoutAfter
+	ServerErrorBefore = railsfake.ServerErrorBefore
+	ServerErrorAfter  = railsfake.ServerErrorAfter
 )
 
-// FailNext makes the next calls fail, one failure per call, in order.
-func (f *Fake) FailNext(failures ...Failure) {
-	f.mu.Lock()
-	f.failures = append(f.failures, failures...)
-	f.mu.Unlock()
-}
-
-// takeFailure pops the next failure; the caller holds f.mu.
-func (f *Fake) takeFailure() *Failure {
-	if len(f.failures) == 0 {
-		return nil
-	}
-	fl := f.failures[0]
-	f.failures = f.failures[1:]
-	if fl == None {
-		return nil
-	}
-	return &fl
-}
-
-func (fl *Failure) before() bool {
-	return fl != nil && (*fl == TimeoutBefore || *fl == ServerErrorBefore)
-}
-
-func (f *Fake) fail(w http.ResponseWriter, r *http.Request, fl *Failure) {
-	switch *fl {
-	case TimeoutBefore, TimeoutAfter:
-		select {
-		case <-r.Context().Done():
-		case <-f.hang:
-		case <-time.After(2 * time.Minute):
-		}
-	default:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusBadGateway)
-		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
-	}
+func badGateway(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
 }
 
 // setStatus moves the order under tradeNo to status.
@@ -126,13 +86,6 @@ func (f *Fake) Orders() []Order {
 		out = append(out, *o)
 	}
 	return out
-}
-
-// Requests returns the requests received so far, oldest first.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.requests)
 }
 
 // CertificateRequests counts the calls to the certificates endpoint.
@@ -204,16 +157,5 @@ func (f *Fake) SendWebhook(ctx context.Context, url, tradeNo, bizStatus string) 
 		o, _ := f.Order(tradeNo)
 		url = o.WebhookURL
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header = f.SignWebhook(body, time.Now())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, answer, err
+	return railsfake.PostWebhook(ctx, url, f.SignWebhook(body, time.Now()), body)
 }

@@ -6,24 +6,20 @@
 package binancepayfake
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"sync"
 	"time"
 
 	"merchantpay/internal/rails/binancepay"
+	"merchantpay/internal/rails/railsfake"
 )
 
 // DefaultWindow is how far a request's timestamp may be from the fake's
@@ -49,16 +45,15 @@ type Fake struct {
 	orders     []*Order
 	nextPrepay uint64
 	nextTx     uint64
-	requests   []Request
-	failures   []Failure
-	server     *httptest.Server
-	hang       chan struct{}
+
+	*railsfake.Base[Request]
 }
 
 // New makes a fake that accepts requests signed with apiKey and secretKey.
 func New(apiKey, secretKey string) *Fake {
 	f := &Fake{apiKey: apiKey, secretKey: secretKey, window: DefaultWindow,
-		nextPrepay: 1 << 60, nextTx: 1 << 55, hang: make(chan struct{})}
+		nextPrepay: 1 << 60, nextTx: 1 << 55,
+		Base: railsfake.NewBase[Request](badGateway)}
 	f.RotateKey()
 	return f
 }
@@ -66,25 +61,8 @@ func New(apiKey, secretKey string) *Fake {
 // Start makes a fake and serves it on loopback; Close stops it.
 func Start(apiKey, secretKey string) *Fake {
 	f := New(apiKey, secretKey)
-	f.server = httptest.NewServer(f)
+	f.Serve(f)
 	return f
-}
-
-// URL is the base URL of a started fake.
-func (f *Fake) URL() string { return f.server.URL }
-
-// Close stops a started fake and releases any request it holds.
-func (f *Fake) Close() {
-	f.mu.Lock()
-	select {
-	case <-f.hang:
-	default:
-		close(f.hang)
-	}
-	f.mu.Unlock()
-	if f.server != nil {
-		f.server.Close()
-	}
 }
 
 // RotateKey gives the fake a new RSA key pair and certificate serial (the
@@ -130,21 +108,9 @@ func (f *Fake) SetWindow(d time.Duration) {
 var noncePattern = regexp.MustCompile(`^[A-Za-z0-9]{32}$`)
 
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	f.mu.Lock()
-	f.requests = append(f.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	fail := f.takeFailure()
-	f.mu.Unlock()
-	if fail.before() {
-		f.fail(w, r, fail)
-		return
-	}
-	status, answer := f.route(r, body)
-	if fail != nil {
-		f.fail(w, r, fail)
-		return
-	}
-	writeJSON(w, status, answer)
+	f.Handle(w, r, func(r *http.Request, body []byte) Request {
+		return Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	}, f.route)
 }
 
 func (f *Fake) route(r *http.Request, body []byte) (int, any) {
@@ -200,15 +166,4 @@ func successBody(data any) map[string]any {
 
 func failBody(code, msg string) map[string]any {
 	return map[string]any{"status": "FAIL", "code": code, "errorMessage": msg}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(v); err != nil {
-		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }

@@ -1,69 +1,30 @@
 package flutterwavefake
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
-	"time"
+
+	"merchantpay/internal/rails/railsfake"
 )
 
-// Failure is how the fake mishandles a coming call.
-type Failure int
+// Failure is how the fake mishandles a coming call; its server errors
+// answer 503 with Flutterwave's error envelope. TimeoutAfter and
+// ServerErrorAfter create the transfer before failing.
+type Failure = railsfake.Failure
 
+// The failures FailNext takes.
 const (
-	// None answers the call normally (to let calls pass in FailNext).
-	None Failure = iota
-	// TimeoutBefore holds the call without acting on it until the client
-	// gives up.
-	TimeoutBefore
-	// TimeoutAfter acts on the call (a transfer is created), then holds it
-	// until the client gives up.
-	TimeoutAfter
-	// ServerErrorBefore answers 503 without acting on the call.
-	ServerErrorBefore
-	// ServerErrorAfter acts on the call, then answers 503.
-	ServerErrorAfter
+	None              = railsfake.None
+	TimeoutBefore     = railsfake.TimeoutBefore
+	TimeoutAfter      = railsfake.TimeoutAfter
+	ServerErrorBefore = railsfake.ServerErrorBefore
+	ServerErrorAfter  = railsfake.ServerErrorAfter
 )
 
-// FailNext makes the next calls fail, one failure per call, in order.
-func (f *Fake) FailNext(failures ...Failure) {
-	f.mu.Lock()
-	f.failures = append(f.failures, failures...)
-	f.mu.Unlock()
-}
-
-// takeFailure pops the next failure; the caller holds f.mu.
-func (f *Fake) takeFailure() *Failure {
-	if len(f.failures) == 0 {
-		return nil
-	}
-	fl := f.failures[0]
-	f.failures = f.failures[1:]
-	if fl == None {
-		return nil
-	}
-	return &fl
-}
-
-func (fl *Failure) before() bool {
-	return fl != nil && (*fl == TimeoutBefore || *fl == ServerErrorBefore)
-}
-
-func (f *Fake) fail(w http.ResponseWriter, r *http.Request, fl *Failure) {
-	switch *fl {
-	case TimeoutBefore, TimeoutAfter:
-		select {
-		case <-r.Context().Done():
-		case <-f.hang:
-		case <-time.After(2 * time.Minute):
-		}
-	default:
-		writeJSON(w, http.StatusServiceUnavailable, errorBody("Service temporarily unavailable"))
-	}
+func serviceUnavailable(w http.ResponseWriter) {
+	railsfake.WriteJSON(w, http.StatusServiceUnavailable, errorBody("Service temporarily unavailable"))
 }
 
 // Complete ends the transfer under reference with status SUCCESSFUL or
@@ -103,13 +64,6 @@ func (f *Fake) Transfers() []Transfer {
 	return out
 }
 
-// Requests returns the requests received so far, oldest first.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.requests)
-}
-
 // WebhookBody is the transfer.completed delivery for the transfer under
 // reference, as Flutterwave v3 writes it.
 func (f *Fake) WebhookBody(reference string) ([]byte, error) {
@@ -135,17 +89,8 @@ func (f *Fake) SendWebhook(ctx context.Context, url, reference string) (int, []b
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("verif-hash", f.webhookHash)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, answer, err
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("verif-hash", f.webhookHash)
+	return railsfake.PostWebhook(ctx, url, h, body)
 }

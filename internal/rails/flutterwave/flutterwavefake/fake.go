@@ -6,17 +6,15 @@
 package flutterwavefake
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"merchantpay/internal/rails/railsfake"
 )
 
 // Request is one request the fake received.
@@ -53,62 +51,28 @@ type Fake struct {
 	mu        sync.Mutex
 	nextID    int64
 	transfers []*Transfer
-	requests  []Request
-	failures  []Failure
-	server    *httptest.Server
-	// hang is closed by Close so that a simulated timeout never outlives
-	// the server.
-	hang chan struct{}
+
+	*railsfake.Base[Request]
 }
 
 // New makes a fake that accepts secretKey and signs its webhooks with
 // webhookHash.
 func New(secretKey, webhookHash string) *Fake {
-	return &Fake{secretKey: secretKey, webhookHash: webhookHash, nextID: 1000, hang: make(chan struct{})}
+	return &Fake{secretKey: secretKey, webhookHash: webhookHash, nextID: 1000,
+		Base: railsfake.NewBase[Request](serviceUnavailable)}
 }
 
 // Start makes a fake and serves it on loopback; Close stops it.
 func Start(secretKey, webhookHash string) *Fake {
 	f := New(secretKey, webhookHash)
-	f.server = httptest.NewServer(f)
+	f.Serve(f)
 	return f
 }
 
-// URL is the base URL of a started fake (scheme and host).
-func (f *Fake) URL() string { return f.server.URL }
-
-// Close stops a started fake and releases any request it holds.
-func (f *Fake) Close() {
-	f.mu.Lock()
-	select {
-	case <-f.hang:
-	default:
-		close(f.hang)
-	}
-	f.mu.Unlock()
-	if f.server != nil {
-		f.server.Close()
-	}
-}
-
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	f.mu.Lock()
-	f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
-		Header: r.Header.Clone(), Body: body})
-	fail := f.takeFailure()
-	f.mu.Unlock()
-
-	if fail.before() {
-		f.fail(w, r, fail)
-		return
-	}
-	status, answer := f.route(r, body)
-	if fail != nil {
-		f.fail(w, r, fail)
-		return
-	}
-	writeJSON(w, status, answer)
+	f.Handle(w, r, func(r *http.Request, body []byte) Request {
+		return Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body}
+	}, f.route)
 }
 
 // route answers one request; callers hold no lock.
@@ -187,15 +151,4 @@ func successBody(msg string, data any) map[string]any {
 
 func errorBody(msg string) map[string]any {
 	return map[string]any{"status": "error", "message": msg, "data": nil}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(v); err != nil {
-		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
