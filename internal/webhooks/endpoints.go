@@ -207,40 +207,34 @@ func (s *Service) RollSecret(ctx context.Context, tx *ent.Tx, id string) (*ent.W
 	if err != nil {
 		return nil, err
 	}
-	var ep *ent.WebhookEndpoint
-	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
-		c := tx.Client()
-		n, err := c.WebhookEndpoint.Update().
-			Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
-			SetSecret(secret).SetUpdatedAt(s.clock.Now()).Save(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return notFound(id)
-		}
-		ep, err = c.WebhookEndpoint.Get(ctx, id)
-		return err
+	return s.updateEndpoint(ctx, tx, id, func(u *ent.WebhookEndpointUpdate) *ent.WebhookEndpointUpdate {
+		return u.SetSecret(secret)
 	})
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	return ep, nil
 }
 
 // SetEnabled enables or disables one of the tenant's endpoints. A disabled
 // endpoint gets no new deliveries and its pending ones end failed; enabling
 // it clears why it was disabled. tx is Create's.
 func (s *Service) SetEnabled(ctx context.Context, tx *ent.Tx, id string, enabled bool) (*ent.WebhookEndpoint, error) {
+	return s.updateEndpoint(ctx, tx, id, func(u *ent.WebhookEndpointUpdate) *ent.WebhookEndpointUpdate {
+		u = u.SetEnabled(enabled)
+		if enabled {
+			u = u.ClearDisabledReason()
+		}
+		return u
+	})
+}
+
+// updateEndpoint applies set to one of the tenant's live (not deleted)
+// endpoints, stamps updated_at and reads the endpoint back, in tx (nil: a
+// transaction of its own); NOT_FOUND when there is no such endpoint.
+func (s *Service) updateEndpoint(ctx context.Context, tx *ent.Tx, id string, set func(*ent.WebhookEndpointUpdate) *ent.WebhookEndpointUpdate) (*ent.WebhookEndpoint, error) {
 	var ep *ent.WebhookEndpoint
 	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		c := tx.Client()
 		u := c.WebhookEndpoint.Update().Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).
-			SetEnabled(enabled).SetUpdatedAt(s.clock.Now())
-		if enabled {
-			u = u.ClearDisabledReason()
-		}
-		n, err := u.Save(ctx)
+			SetUpdatedAt(s.clock.Now())
+		n, err := set(u).Save(ctx)
 		if err != nil {
 			return err
 		}
