@@ -1,7 +1,7 @@
 // Balance history: the ledger entries of one currency, newest first,
 // each with the available balance after it.
 import { useEffect, useState } from 'preact/hooks';
-import { Field, Loading, Money, Problem, Time, useQuery } from './ui.jsx';
+import { Field, Loading, Money, Pager, Problem, Time, useQuery } from './ui.jsx';
 
 const historyQuery = `query History($currency: String!, $first: Int, $after: String) {
   balanceHistory(currency: $currency, first: $first, after: $after) {
@@ -88,20 +88,7 @@ function Entries({ currency }) {
         </tbody>
       </table>
       <Loading loading={q.loading} />
-      <nav class="pager" aria-label="Balance history pages">
-        <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {cursors.length}</span>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!conn?.pageInfo.hasNextPage}
-          onClick={() => setCursors([...cursors, conn.pageInfo.endCursor])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager label="Balance history pages" cursors={cursors} setCursors={setCursors} pageInfo={conn?.pageInfo} />
     </>
   );
 }

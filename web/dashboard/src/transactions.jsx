@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql } from './api.js';
 import { dayStart, lower } from './format.js';
-import { Field, Loading, Money, Problem, Time, useQuery } from './ui.jsx';
+import { Field, Loading, Money, Pager, Problem, Time, useQuery } from './ui.jsx';
 import { Deliveries } from './deliveries.jsx';
 
 const listQuery = `query List($first: Int, $after: String, $filter: TransactionFilter) {
@@ -156,20 +156,7 @@ export function Transactions() {
         </tbody>
       </table>
       <Loading loading={list.loading} />
-      <nav class="pager" aria-label="Transaction pages">
-        <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {cursors.length}</span>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!conn?.pageInfo.hasNextPage}
-          onClick={() => setCursors([...cursors, conn.pageInfo.endCursor])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager label="Transaction pages" cursors={cursors} setCursors={setCursors} pageInfo={conn?.pageInfo} />
     </>
   );
 }

@@ -93,3 +93,25 @@ export const Loading = ({ loading }) =>
       Loading…
     </p>
   ) : null;
+
+// Pager moves through a cursor-paginated list: cursors holds the after
+// cursor of each page seen so far (null for the first), pageInfo the
+// current page's.
+export function Pager({ label, cursors, setCursors, pageInfo }) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+        Previous page
+      </button>
+      <span>Page {cursors.length}</span>
+      <button
+        type="button"
+        class="secondary"
+        disabled={!pageInfo?.hasNextPage}
+        onClick={() => setCursors([...cursors, pageInfo.endCursor])}
+      >
+        Next page
+      </button>
+    </nav>
+  );
+}

@@ -2,7 +2,7 @@
 // calculator (createRate).
 import { useState } from 'preact/hooks';
 import { gql, idempotencyKey } from './api.js';
-import { Field, Loading, Money, Problem, Time, useQuery } from './ui.jsx';
+import { Field, Loading, Money, Pager, Problem, Time, useQuery } from './ui.jsx';
 import { lower } from './format.js';
 
 const walletsQuery = `query Wallets($first: Int, $after: String) {
@@ -78,20 +78,7 @@ export function Wallets() {
           </tbody>
         </table>
         <Loading loading={q.loading} />
-        <nav class="pager" aria-label="Wallet pages">
-          <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-          <span>Page {cursors.length}</span>
-          <button
-            type="button"
-            class="secondary"
-            disabled={!conn?.pageInfo.hasNextPage}
-            onClick={() => setCursors([...cursors, conn.pageInfo.endCursor])}
-          >
-            Next page
-          </button>
-        </nav>
+        <Pager label="Wallet pages" cursors={cursors} setCursors={setCursors} pageInfo={conn?.pageInfo} />
       </section>
       <Rates />
     </>
