@@ -8,25 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Runs at once (two `make generate`) share one node_modules.
-exec 9>"${TMPDIR:-/tmp}/merchantpay-graphiql-build.lock"
-flock 9
-
-# A fresh machine may lack Node: Debian's, installed as root (the output
-# does not depend on Node's version, only on the pinned packages).
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-    echo "web/graphiql/build.sh: node and npm are needed (apt-get install nodejs npm)" >&2
-    exit 1
-  fi
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; } >&2
-fi
-
-stamp=node_modules/.installed
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
-  npm ci --no-audit --no-fund --loglevel=error >&2
-  touch "$stamp"
-fi
+# The lock, Node and the pinned packages, as every build under web/ takes them.
+source ../npm-ci.sh graphiql
 
 rm -rf dist.tmp
 mkdir dist.tmp
