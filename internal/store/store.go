@@ -156,6 +156,18 @@ func (db *DB) Client(ctx context.Context) *ent.Client {
 	return db.read
 }
 
+// Reader is the client for reads that run in no transaction.
+func (db *DB) Reader() *ent.Client { return db.read }
+
+// ClientOf is tx's client, or the reader when tx is nil: for a read that
+// runs in the caller's transaction when it has one.
+func (db *DB) ClientOf(tx *ent.Tx) *ent.Client {
+	if tx != nil {
+		return tx.Client()
+	}
+	return db.read
+}
+
 // InTx reports whether ctx carries a transaction.
 func InTx(ctx context.Context) bool { return ent.TxFromContext(ctx) != nil }
 
