@@ -67,7 +67,7 @@ func findEvent(ctx context.Context, c *ent.Client, eventID string) (*ent.Event, 
 // Deliveries lists an event's deliveries (oldest first) with their
 // attempts. An event of another merchant or mode is NOT_FOUND.
 func (s *Service) Deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	c := s.db.Client(ctx)
+	c := s.db.Reader()
 	if _, err := findEvent(ctx, c, eventID); err != nil {
 		return nil, err
 	}
