@@ -127,9 +127,12 @@ func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*en
 }
 
 // takePostgres is take's statement on PostgreSQL ($1: the batch): the
-// columns of fanOutColumns, in that order, of the events it took.
-var takePostgres = `WITH q AS (DELETE FROM ` + eventfanout.Table + ` WHERE ` + eventfanout.FieldID + ` IN (
-	SELECT ` + eventfanout.FieldID + ` FROM ` + eventfanout.Table + ` ORDER BY ` + eventfanout.FieldID + ` LIMIT $1 FOR UPDATE SKIP LOCKED)
+// columns of fanOutColumns, in that order, of the events it took. The rows
+// to take are picked once, as an array: as "IN (SELECT ...)" the planner
+// may run the locking pick again for every queue row it looks at, dead
+// ones included (a busy queue holds thousands until autovacuum comes).
+var takePostgres = `WITH q AS (DELETE FROM ` + eventfanout.Table + ` WHERE ` + eventfanout.FieldID + ` = ANY(ARRAY(
+	SELECT ` + eventfanout.FieldID + ` FROM ` + eventfanout.Table + ` ORDER BY ` + eventfanout.FieldID + ` LIMIT $1 FOR UPDATE SKIP LOCKED))
 	RETURNING ` + eventfanout.FieldID + `)
 SELECT e.id, e.merchant_id, e.mode, e.event_id, e.type, e.transaction_ref, e.created_at, e.fanned_out, e.trace_parent
 FROM q JOIN ` + event.Table + ` AS e ON e.id = q.` + eventfanout.FieldID + ` ORDER BY e.id`
