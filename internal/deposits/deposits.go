@@ -352,7 +352,7 @@ func (s *Service) credit(ctx context.Context, tx *ent.Tx, t *ent.Transaction, ac
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(owner.Mode, cur, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.PostIn(ctx, tx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
+	_, err := s.ledger.Post(ctx, tx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
 		Memo: "deposit into account " + acc.Reference, Entries: entries})
 	return err
 }
