@@ -152,7 +152,7 @@ func (s *Service) Swap(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transact
 				return err
 			}
 		}
-		q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Swap, ref)
+		q, err := s.rates.Consume(ctx, tx, *in.RateReference, rates.Swap, ref)
 		if err != nil {
 			return err
 		}
