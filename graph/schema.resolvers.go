@@ -249,7 +249,7 @@ func (r *queryResolver) Me(ctx context.Context) (*model.Merchant, error) {
 
 // Wallet is the resolver for the wallet field.
 func (r *queryResolver) Wallet(ctx context.Context, reference string) (*model.Wallet, error) {
-	w, err := r.Svc.Wallets.Get(ctx, reference)
+	w, err := r.Svc.Wallets.Get(ctx, requestTx(ctx), reference)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}
@@ -280,7 +280,7 @@ func (r *queryResolver) Wallets(ctx context.Context, first *int, after *string) 
 
 // Transaction is the resolver for the transaction field.
 func (r *queryResolver) Transaction(ctx context.Context, reference string) (*model.Transaction, error) {
-	t, err := r.Svc.Transactions.Get(ctx, reference)
+	t, err := r.Svc.Transactions.Get(ctx, requestTx(ctx), reference)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}

@@ -121,7 +121,7 @@ func (o *Ops) createWallet(ctx context.Context, r *Request) (Result, error) {
 }
 
 func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
-	w, err := o.Wallets.Get(ctx, r.Param("wallet_reference"))
+	w, err := o.Wallets.Get(ctx, r.Tx, r.Param("wallet_reference"))
 	if err != nil {
 		return Result{}, err
 	}

@@ -111,7 +111,7 @@ func ProviderAccountReference(t tenant.Tenant, ref string) string {
 // transaction.
 func (s *Service) walletHolder(ctx context.Context, walletRef string) func() (holder, error) {
 	return func() (holder, error) {
-		w, err := s.wallets.Get(ctx, walletRef)
+		w, err := s.wallets.Get(ctx, nil, walletRef)
 		if err != nil {
 			return holder{}, err
 		}
