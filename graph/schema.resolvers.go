@@ -87,7 +87,7 @@ func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.Cr
 
 // ResolveBankAccount is the resolver for the resolveBankAccount field.
 func (r *mutationResolver) ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error) {
-	res, err := r.Svc.NameEnquiry.Resolve(ctx, rails.ResolveInput{Bank: &input.Bank, Account: &input.Account})
+	res, err := r.Svc.NameEnquiry.Resolve(ctx, requestTx(ctx), rails.ResolveInput{Bank: &input.Bank, Account: &input.Account})
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +403,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, types []model.EventTy
 
 // Accounts is the resolver for the accounts field.
 func (r *walletResolver) Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error) {
-	rows, err := r.Svc.Accounts.ForWalletReference(ctx, obj.WalletReference)
+	rows, err := r.Svc.Accounts.ForWalletReference(ctx, requestTx(ctx), obj.WalletReference)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	accs, err := o.Accounts.ForWallet(ctx, w)
+	accs, err := o.Accounts.ForWallet(ctx, r.Tx, w)
 	if err != nil {
 		return Result{}, err
 	}
