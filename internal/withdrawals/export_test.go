@@ -13,7 +13,7 @@ func (s *Service) SucceedAll(ctx context.Context, owner string, ts []*ent.Transa
 	for i := range ts {
 		ps[i] = paid{t: ts[i], res: res[i]}
 	}
-	return s.succeedAll(ctx, owner, ps)
+	return s.succeedAll(ctx, nil, owner, ps)
 }
 
 // Ask exposes one payout step's asking of the rails (submission or
