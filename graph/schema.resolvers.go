@@ -37,7 +37,7 @@ func (r *eventResolver) Transaction(ctx context.Context, obj *ent.Event) (*model
 
 // Deliveries is the resolver for the deliveries field.
 func (r *eventResolver) Deliveries(ctx context.Context, obj *ent.Event) ([]*model.WebhookDelivery, error) {
-	ds, err := r.Svc.Webhooks.Deliveries(ctx, obj.EventID)
+	ds, err := r.Svc.Webhooks.Deliveries(legacyTxCtx(ctx), obj.EventID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (r *mutationResolver) CreateFiatAccount(ctx context.Context, input model.Cr
 
 // ResolveBankAccount is the resolver for the resolveBankAccount field.
 func (r *mutationResolver) ResolveBankAccount(ctx context.Context, input model.ResolveBankAccountInput) (*model.ResolvedBankAccount, error) {
-	res, err := r.Svc.NameEnquiry.Resolve(ctx, rails.ResolveInput{Bank: &input.Bank, Account: &input.Account})
+	res, err := r.Svc.NameEnquiry.Resolve(ctx, requestTx(ctx), rails.ResolveInput{Bank: &input.Bank, Account: &input.Account})
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func (r *queryResolver) Me(ctx context.Context) (*model.Merchant, error) {
 
 // Wallet is the resolver for the wallet field.
 func (r *queryResolver) Wallet(ctx context.Context, reference string) (*model.Wallet, error) {
-	w, err := r.Svc.Wallets.Get(ctx, reference)
+	w, err := r.Svc.Wallets.Get(ctx, requestTx(ctx), reference)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}
@@ -280,7 +280,7 @@ func (r *queryResolver) Wallets(ctx context.Context, first *int, after *string) 
 
 // Transaction is the resolver for the transaction field.
 func (r *queryResolver) Transaction(ctx context.Context, reference string) (*model.Transaction, error) {
-	t, err := r.Svc.Transactions.Get(ctx, reference)
+	t, err := r.Svc.Transactions.Get(ctx, requestTx(ctx), reference)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}
@@ -403,7 +403,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, types []model.EventTy
 
 // Accounts is the resolver for the accounts field.
 func (r *walletResolver) Accounts(ctx context.Context, obj *model.Wallet) ([]*model.FiatAccount, error) {
-	rows, err := r.Svc.Accounts.ForWalletReference(ctx, obj.WalletReference)
+	rows, err := r.Svc.Accounts.ForWalletReference(ctx, requestTx(ctx), obj.WalletReference)
 	if err != nil {
 		return nil, err
 	}

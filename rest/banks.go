@@ -45,7 +45,7 @@ func (o *Ops) resolveBank(ctx context.Context, r *Request) (Result, error) {
 	if err := o.NameEnquiry.Check(in, &f); err != nil {
 		return Result{}, err
 	}
-	res, err := o.NameEnquiry.Resolve(ctx, in)
+	res, err := o.NameEnquiry.Resolve(ctx, r.Tx, in)
 	if err != nil {
 		return Result{}, err
 	}

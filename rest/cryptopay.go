@@ -41,7 +41,7 @@ func (o *Ops) startDeposit(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if _, err := o.CryptoPay.Enrolment(ctx); err != nil {
+	if _, err := o.CryptoPay.Enrolment(ctx, r.Tx); err != nil {
 		return Result{}, err
 	}
 	in := decodeDeposit(body)

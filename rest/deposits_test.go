@@ -173,7 +173,7 @@ func depCheck(t *testing.T, d map[string]any, w depWant) {
 func depEvents(t *testing.T, e *servertest.Env, ref string) []string {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	rows, err := e.App.DB.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).All(ctx)
+	rows, err := e.App.DB.Reader().Event.Query().Where(event.TransactionRef(ref)).All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +633,7 @@ func TestDepositValidation(t *testing.T) {
 			}
 		}
 		ctx := tenant.System(context.Background())
-		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n != 0 {
+		if n, err := e.App.DB.Reader().Event.Query().Count(ctx); err != nil || n != 0 {
 			t.Errorf("%d events after refused requests (%v)", n, err)
 		}
 	})

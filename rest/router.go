@@ -26,9 +26,9 @@ type Request struct {
 	Params map[string]string
 	Body   []byte
 	// Tx is a POST's database transaction, opened by the idempotency step
-	// (nil for a Lookup route and a GET). An operation converted to take
-	// its transaction as an argument is handed this one; the others join
-	// it through the context, which carries it too.
+	// (nil for a Lookup route and a GET). The handler hands it as an
+	// argument to every operation that reads or writes in it; the context
+	// does not carry it.
 	Tx *ent.Tx
 	// Missed is true when the route's WithKey ran with the request's key
 	// and found nothing; the key has since been authenticated, so the

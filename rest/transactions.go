@@ -15,7 +15,7 @@ func (o *Ops) getTransaction(ctx context.Context, r *Request) (Result, error) {
 	if r.Missed {
 		get = o.Transactions.GetByMerchantReference
 	}
-	t, err := get(ctx, r.Param("reference"))
+	t, err := get(ctx, r.Tx, r.Param("reference"))
 	if err != nil {
 		return Result{}, err
 	}

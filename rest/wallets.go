@@ -121,11 +121,11 @@ func (o *Ops) createWallet(ctx context.Context, r *Request) (Result, error) {
 }
 
 func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
-	w, err := o.Wallets.Get(ctx, r.Param("wallet_reference"))
+	w, err := o.Wallets.Get(ctx, r.Tx, r.Param("wallet_reference"))
 	if err != nil {
 		return Result{}, err
 	}
-	accs, err := o.Accounts.ForWallet(ctx, w)
+	accs, err := o.Accounts.ForWallet(ctx, r.Tx, w)
 	if err != nil {
 		return Result{}, err
 	}

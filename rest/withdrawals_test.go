@@ -226,7 +226,7 @@ func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func wdRow(t *testing.T, e *servertest.Env, ref string) *ent.Transaction {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	row, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.Reference(ref)).Only(ctx)
+	row, err := e.App.DB.Reader().Transaction.Query().Where(transaction.Reference(ref)).Only(ctx)
 	if err != nil {
 		t.Fatalf("read %s: %v", ref, err)
 	}
@@ -237,7 +237,7 @@ func wdRow(t *testing.T, e *servertest.Env, ref string) *ent.Transaction {
 func wdEvents(t *testing.T, e *servertest.Env, ref string) []string {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	evs, err := e.App.DB.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
+	evs, err := e.App.DB.Reader().Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func wdWaitSubmitted(t *testing.T, e *servertest.Env, refs ...string) {
 func wdRows(t *testing.T, e *servertest.Env, refs []string, p predicate.Transaction) int {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	n, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.ReferenceIn(refs...), p).Count(ctx)
+	n, err := e.App.DB.Reader().Transaction.Query().Where(transaction.ReferenceIn(refs...), p).Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestWithdrawDirectNigeria(t *testing.T) {
 		}
 		// The event carries the Transaction as the look-up shows it.
 		ctx := tenant.System(context.Background())
-		ev, err := e.App.DB.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).Only(ctx)
+		ev, err := e.App.DB.Reader().Event.Query().Where(event.TransactionRef(ref)).Only(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -729,10 +729,10 @@ func TestWithdrawInsufficientBalance(t *testing.T) {
 		}
 		e.REST("GET", "/transactions/short-1", m.TestSecret, nil).Expect(404)
 		ctx := tenant.System(context.Background())
-		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n != 0 {
+		if n, err := e.App.DB.Reader().Event.Query().Count(ctx); err != nil || n != 0 {
 			t.Errorf("%d events, %v", n, err)
 		}
-		if n, err := e.App.DB.Client(ctx).LedgerEntry.Query().Count(ctx); err != nil || n != 2 {
+		if n, err := e.App.DB.Reader().LedgerEntry.Query().Count(ctx); err != nil || n != 2 {
 			t.Errorf("%d ledger entries (want the funding's 2), %v", n, err)
 		}
 		wdWantAvailable(t, e, m.TestSecret, "NGN", "110.74")
@@ -828,7 +828,7 @@ func TestWithdrawLifecycle(t *testing.T) {
 			t.Errorf("%d still pending", n)
 		}
 		// A finish by a worker whose lease is gone changes nothing.
-		if done, err := e.App.Withdrawals.Fail(context.Background(), wdRow(t, e, refs[0]), "someone", railsFailed()); done || err != nil {
+		if done, err := e.App.Withdrawals.Fail(context.Background(), nil, wdRow(t, e, refs[0]), "someone", railsFailed()); done || err != nil {
 			t.Errorf("stale finish: %v, %v", done, err)
 		}
 	})
@@ -839,7 +839,7 @@ func TestWithdrawLifecycle(t *testing.T) {
 func wdSystemSums(t *testing.T, e *servertest.Env) map[string]int64 {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	rows, err := e.App.DB.Client(ctx).LedgerEntry.Query().All(ctx)
+	rows, err := e.App.DB.Reader().LedgerEntry.Query().All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -879,7 +879,7 @@ func TestWithdrawConcurrent(t *testing.T) {
 		// All of them are paid out, each once.
 		var refs []string
 		ctx := tenant.System(context.Background())
-		rows, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.Type("WITHDRAWAL")).All(ctx)
+		rows, err := e.App.DB.Reader().Transaction.Query().Where(transaction.Type("WITHDRAWAL")).All(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1014,7 +1014,7 @@ func TestWithdrawKeyedRefusals(t *testing.T) {
 			t.Errorf("%d withdrawals after a refusal", n)
 		}
 		ctx := tenant.System(context.Background())
-		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n != 0 {
+		if n, err := e.App.DB.Reader().Event.Query().Count(ctx); err != nil || n != 0 {
 			t.Errorf("%d events, %v", n, err)
 		}
 		wdWantAvailable(t, e, m.TestSecret, "NGN", "110.74")
@@ -1040,7 +1040,7 @@ func TestWithdrawKeyedRefusals(t *testing.T) {
 		if got := wdCount(t, e, m.TestSecret, ""); got != 19 {
 			t.Errorf("%d withdrawals, want 19", got)
 		}
-		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n < 19 {
+		if n, err := e.App.DB.Reader().Event.Query().Count(ctx); err != nil || n < 19 {
 			t.Errorf("%d events, %v", n, err)
 		}
 	})

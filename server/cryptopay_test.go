@@ -112,7 +112,7 @@ func getTx(t *testing.T, e *servertest.Env, key, ref string) map[string]any {
 func txEvents(t *testing.T, e *servertest.Env, ref string) []string {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	evs, err := e.App.DB.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
+	evs, err := e.App.DB.Reader().Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestCryptoPayRefusals(t *testing.T) {
 				t.Errorf("not enrolled: code %s: %s", r.Code(), r.Body)
 			}
 		}
-		if _, err := e.App.CryptoPay.Enrolment(liveCtx(m)); !apperr.Is(err, apperr.NotEnrolled) {
+		if _, err := e.App.CryptoPay.Enrolment(liveCtx(m), nil); !apperr.Is(err, apperr.NotEnrolled) {
 			t.Errorf("Enrolment before enrolling: %v", err)
 		}
 		if _, err := e.App.CryptoPay.Enrol(liveCtx(m), nil, cpEnrolInput()); err != nil {
@@ -257,7 +257,7 @@ func TestCryptoPayEnrolment(t *testing.T) {
 		}
 		emails := func() []*ent.EmailNotification {
 			sys := tenant.System(context.Background())
-			rows, err := e.App.DB.Client(sys).EmailNotification.Query().
+			rows, err := e.App.DB.Reader().EmailNotification.Query().
 				Where(emailnotification.EventType(cryptopay.EnrolmentNoticeType), emailnotification.MerchantID(m.ID)).All(sys)
 			if err != nil {
 				t.Fatal(err)
@@ -283,7 +283,7 @@ func TestCryptoPayEnrolment(t *testing.T) {
 		if n := len(emails()); n != 2 {
 			t.Errorf("%d approval e-mails after re-enrolment, want 2", n)
 		}
-		if cur, err := e.App.CryptoPay.Enrolment(ctx); err != nil || cur.BusinessName != "Acme Two" {
+		if cur, err := e.App.CryptoPay.Enrolment(ctx, nil); err != nil || cur.BusinessName != "Acme Two" {
 			t.Errorf("Enrolment: %+v, %v", cur, err)
 		}
 	})
@@ -642,7 +642,7 @@ func TestCryptoPayCross(t *testing.T) {
 		}
 		quoteUsed := func(ref string) bool {
 			sys := tenant.System(context.Background())
-			q, err := e.App.DB.Client(sys).Quote.Query().Where(quote.ID(ref)).Only(sys)
+			q, err := e.App.DB.Reader().Quote.Query().Where(quote.ID(ref)).Only(sys)
 			if err != nil {
 				t.Fatal(err)
 			}

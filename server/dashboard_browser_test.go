@@ -258,7 +258,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got.EnrolFocus != "Business name" {
 		t.Errorf("asked for the enrolment, the focus went to %q", got.EnrolFocus)
 	}
-	if enr, err := e.App.CryptoPay.Enrolment(liveCtx(m)); err != nil || enr.BusinessName != "Dashboard Shop Ltd" || enr.SuccessURL != "https://shop.example/thanks" {
+	if enr, err := e.App.CryptoPay.Enrolment(liveCtx(m), nil); err != nil || enr.BusinessName != "Dashboard Shop Ltd" || enr.SuccessURL != "https://shop.example/thanks" {
 		t.Errorf("the enrolment after the Sandbox page: %+v, %v", enr, err)
 	}
 	pending := e.REST("GET", "/transactions?type=DEPOSIT&status=pending", m.LiveSecret, nil).Expect(http.StatusOK).List()

@@ -109,7 +109,7 @@ func TestRollKeysOverlapService(t *testing.T) {
 		if _, err := e.App.Merchants.RollKeysWithOverlap(t.Context(), nil, m.ID, tenant.Test, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		old, err := e.App.DB.Client(sys).APIKey.Query().Where(apikey.Hash(merchants.Hash(m.TestSecret))).Only(sys)
+		old, err := e.App.DB.Reader().APIKey.Query().Where(apikey.Hash(merchants.Hash(m.TestSecret))).Only(sys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestKeyLastUsed(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Used Co")
 		stored := func() *time.Time {
-			k, err := e.App.DB.Client(sys).APIKey.Query().Where(apikey.Hash(merchants.Hash(m.TestSecret))).Only(sys)
+			k, err := e.App.DB.Reader().APIKey.Query().Where(apikey.Hash(merchants.Hash(m.TestSecret))).Only(sys)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,10 +43,10 @@ func TestOperationsInHandedTransaction(t *testing.T) {
 			}
 			return n
 		}
-		c := e.App.DB.Client(sys)
+		c := e.App.DB.Reader()
 		usdt := func() int64 {
 			t.Helper()
-			b, err := e.App.Ledger.Balance(ctx, money.USDT)
+			b, err := e.App.Ledger.Balance(ctx, nil, money.USDT)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"merchantpay/ent"
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/metrics"
 	"merchantpay/internal/ratelimit"
@@ -67,7 +68,7 @@ func (a *App) checkLedger(ctx context.Context, every time.Duration) {
 // runLedgerCheck runs the check once: "ok", "failed" or "error".
 func (a *App) runLedgerCheck(ctx context.Context) string {
 	sys := tenant.System(ctx)
-	err := a.DB.Snapshot(sys, func(ctx context.Context) error { return ledger.Check(ctx, a.DB) })
+	err := a.DB.Snapshot(sys, func(ctx context.Context, tx *ent.Tx) error { return ledger.CheckIn(ctx, tx.Client()) })
 	switch {
 	case err == nil:
 		return "ok"

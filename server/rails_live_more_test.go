@@ -126,14 +126,14 @@ func TestLiveRailsProviderFaults(t *testing.T) {
 		if row.Status != "pending" || row.RailsFlag == nil || !strings.Contains(*row.RailsFlag, "amount mismatch") || row.NextRunAt != nil {
 			t.Fatalf("mismatched payout: status %s flag %v next %v", row.Status, row.RailsFlag, row.NextRunAt)
 		}
-		if n, _ := e.App.DB.Client(ctx).RailsNotice.Query().Where(railsnotice.Outcome("flagged")).Count(ctx); n != 1 {
+		if n, _ := e.App.DB.Reader().RailsNotice.Query().Where(railsnotice.Outcome("flagged")).Count(ctx); n != 1 {
 			t.Fatalf("flagged notices: %d", n)
 		}
 
 		// A live checkout past its expiry: Binance is asked, the order closed, the deposit failed.
 		e.GQL(m.LiveSecret, `mutation { enrolCryptoPay(input: {businessName: "Faulty", logoUrl: "https://a.example/l.png", website: "https://a.example", successUrl: "https://a.example/ok", failureUrl: "https://a.example/ko"}) { status } }`, nil).GQLData()
 		links := startDep(e, m.LiveSecret, directBody("Mug", "3", "USDT")).Expect(200).Data()
-		dep, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.PrepayID(links["prepayId"].(string))).Only(ctx)
+		dep, err := e.App.DB.Reader().Transaction.Query().Where(transaction.PrepayID(links["prepayId"].(string))).Only(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func liveTenantCtx(m servertest.Merchant) context.Context {
 
 func liveBalance(t *testing.T, e *servertest.Env, m servertest.Merchant, cur money.Currency) int64 {
 	t.Helper()
-	b, err := e.App.Ledger.Balance(liveTenantCtx(m), cur)
+	b, err := e.App.Ledger.Balance(liveTenantCtx(m), nil, cur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func liveBalance(t *testing.T, e *servertest.Env, m servertest.Merchant, cur mon
 func txByRef(t *testing.T, e *servertest.Env, ref string) *ent.Transaction {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	row, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.Reference(ref)).Only(ctx)
+	row, err := e.App.DB.Reader().Transaction.Query().Where(transaction.Reference(ref)).Only(ctx)
 	if err != nil {
 		t.Fatalf("transaction %s: %v", ref, err)
 	}
@@ -81,7 +81,7 @@ func txByRef(t *testing.T, e *servertest.Env, ref string) *ent.Transaction {
 func noticeCount(t *testing.T, e *servertest.Env, outcome string) int {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	n, err := e.App.DB.Client(ctx).RailsNotice.Query().Where(railsnotice.Outcome(outcome)).Count(ctx)
+	n, err := e.App.DB.Reader().RailsNotice.Query().Where(railsnotice.Outcome(outcome)).Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,12 +160,12 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		if got := liveBalance(t, e, m, money.NGN); got != 5_000_000 {
 			t.Fatalf("NGN after the inflow delivered twice: %d, want 5000000", got)
 		}
-		if n, err := e.App.DB.Client(tenant.System(context.Background())).RailsNotice.Query().
+		if n, err := e.App.DB.Reader().RailsNotice.Query().
 			Where(railsnotice.Reference(chargeRef)).Count(tenant.System(context.Background())); err != nil || n != 1 {
 			t.Fatalf("the inflow delivered twice is recorded %d times (%v), want once", n, err)
 		}
 		ctx := tenant.System(context.Background())
-		dep, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.ProviderReference(chargeRef)).Only(ctx)
+		dep, err := e.App.DB.Reader().Transaction.Query().Where(transaction.ProviderReference(chargeRef)).Only(ctx)
 		if err != nil || dep.Status != "success" || dep.Narration != "order 42" {
 			t.Fatalf("inflow's deposit: %v %+v", err, dep)
 		}
@@ -237,7 +237,7 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 
 		// GH payout through Flutterwave, with the beneficiary's branch.
 		gh := parityGhanaBank(t, e)
-		if _, err := e.App.Ledger.Credit(liveTenantCtx(m), ledger.Posting{Memo: "test funding"},
+		if _, err := e.App.Ledger.Credit(liveTenantCtx(m), nil, ledger.Posting{Memo: "test funding"},
 			tenant.Tenant{MerchantID: m.ID, Mode: "live"}, ledger.RailsClearing, money.GHS, 1_000_000); err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestLiveRailsEndToEnd(t *testing.T) {
 		if order.Amount != "12.5" || order.Currency != "USDT" || order.PrepayID != links["prepayId"] {
 			t.Fatalf("Binance order %+v for links %v", order, links)
 		}
-		row, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.PrepayID(order.PrepayID)).Only(ctx)
+		row, err := e.App.DB.Reader().Transaction.Query().Where(transaction.PrepayID(order.PrepayID)).Only(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestLiveRailNotConfigured(t *testing.T) {
 	f := startLiveFakes(t)
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Half Live")
-		if _, err := e.App.Ledger.Credit(liveTenantCtx(m), ledger.Posting{Memo: "test funding"},
+		if _, err := e.App.Ledger.Credit(liveTenantCtx(m), nil, ledger.Posting{Memo: "test funding"},
 			tenant.Tenant{MerchantID: m.ID, Mode: "live"}, ledger.RailsClearing, money.GHS, 1_000_000); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/tenant"
@@ -431,7 +432,7 @@ func TestRefreshQuote(t *testing.T) {
 		// After expiry: consuming fails, refreshing revives it.
 		e.Clock.Advance(91 * time.Second)
 		ctx := merchantCtx(m)
-		if _, err := e.App.Rates.Consume(ctx, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateExpired ||
+		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateExpired ||
 			!strings.Contains(apperr.As(err).Message, "refresh") {
 			t.Fatalf("consume expired: %v", err)
 		}
@@ -446,7 +447,7 @@ func TestRefreshQuote(t *testing.T) {
 		if !num(t, d["from_amount"]).GreaterThan(num(t, q["from_amount"])) {
 			t.Errorf("from_amount %v not above %v after the mid rose", d["from_amount"], q["from_amount"])
 		}
-		got, err := e.App.Rates.Consume(ctx, ref, "SWAP", "SWP-1")
+		got, err := e.App.Rates.Consume(ctx, nil, ref, "SWAP", "SWP-1")
 		if err != nil || !got.Used || got.UsedBy == nil || *got.UsedBy != "SWP-1" || got.ToAmount != 250_000_000 {
 			t.Fatalf("consume refreshed: %+v, %v", got, err)
 		}
@@ -508,29 +509,29 @@ func TestConsume(t *testing.T) {
 		q := createQuote(e, m.TestSecret, map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 10, "transaction_type": "withdrawal"})
 		ref := q["reference"].(string)
 
-		if _, err := e.App.Rates.Consume(ctx, "nope", rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound ||
+		if _, err := e.App.Rates.Consume(ctx, nil, "nope", rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound ||
 			apperr.As(err).Fields[0].Field != "rate_reference" {
 			t.Errorf("unknown: %v", err)
 		}
 		other := e.Merchant("Not The Owner")
-		if _, err := e.App.Rates.Consume(merchantCtx(other), ref, rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := e.App.Rates.Consume(merchantCtx(other), nil, ref, rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("other merchant: %v", err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateTypeMismatch {
+		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateTypeMismatch {
 			t.Errorf("swap of a withdrawal quote: %v", err)
 		}
-		got, err := e.App.Rates.Consume(ctx, ref, rates.Withdrawal, "WTH-1")
+		got, err := e.App.Rates.Consume(ctx, nil, ref, rates.Withdrawal, "WTH-1")
 		if err != nil || !got.Used || got.FromAmount != 10_000_000 || got.ToAmount != 15_820_00 || got.Fee != 100_00 {
 			t.Fatalf("consume: %+v, %v", got, err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, ref, rates.Withdrawal, "WTH-2"); apperr.KindOf(err) != apperr.RateUsed {
+		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Withdrawal, "WTH-2"); apperr.KindOf(err) != apperr.RateUsed {
 			t.Errorf("second consume: %v", err)
 		}
 		// A consumption rolled back with its transaction leaves the quote usable.
 		q2 := createQuote(e, m.TestSecret, map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 10})
 		boom := fmt.Errorf("the swap failed later")
-		err = e.App.DB.Tx(ctx, func(ctx context.Context) error {
-			if _, err := e.App.Rates.Consume(ctx, q2["reference"].(string), rates.Swap, "SWP-9"); err != nil {
+		err = e.App.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			if _, err := e.App.Rates.Consume(ctx, tx, q2["reference"].(string), rates.Swap, "SWP-9"); err != nil {
 				return err
 			}
 			return boom
@@ -538,7 +539,7 @@ func TestConsume(t *testing.T) {
 		if err != boom {
 			t.Fatalf("tx: %v", err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, q2["reference"].(string), rates.Swap, "SWP-10"); err != nil {
+		if _, err := e.App.Rates.Consume(ctx, nil, q2["reference"].(string), rates.Swap, "SWP-10"); err != nil {
 			t.Errorf("consume after a rolled-back consume: %v", err)
 		}
 	})
@@ -562,8 +563,8 @@ func TestConsumeRace(t *testing.T) {
 					defer wg.Done()
 					<-start
 					// Each consumer in its own transaction, as a swap would be.
-					errs[i] = e.App.DB.Tx(ctx, func(ctx context.Context) error {
-						_, err := e.App.Rates.Consume(ctx, ref, rates.Swap, fmt.Sprintf("SWP-%d", i))
+					errs[i] = e.App.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+						_, err := e.App.Rates.Consume(ctx, tx, ref, rates.Swap, fmt.Sprintf("SWP-%d", i))
 						return err
 					})
 				}()

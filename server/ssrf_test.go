@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/internal/hookwire/fakedns"
 	"merchantpay/internal/tenant"
@@ -206,8 +207,8 @@ func TestWebhookSSRFRefusedAtDelivery(t *testing.T) {
 		// Saved when test mode was not guarded.
 		test := tenant.Tenant{MerchantID: m.ID, Mode: tenant.Test}
 		now := e.Clock.Now()
-		if err := e.App.DB.Tx(tenant.With(context.Background(), test), func(ctx context.Context) error {
-			return e.App.DB.Client(ctx).WebhookEndpoint.Create().SetID("we_old").SetURL(inner.srv.URL + "/readyz").
+		if err := e.App.DB.Within(tenant.With(context.Background(), test), nil, func(ctx context.Context, tx *ent.Tx) error {
+			return tx.Client().WebhookEndpoint.Create().SetID("we_old").SetURL(inner.srv.URL + "/readyz").
 				SetSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").SetEvents([]string{}).
 				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
 		}); err != nil {
@@ -246,7 +247,7 @@ func TestWebhookSSRFRefusedAtDelivery(t *testing.T) {
 			t.Fatalf("the internal service got %d requests", n)
 		}
 		// Neither do the e-mails about the deposits.
-		mails, err := e.App.DB.Client(sys).EmailNotification.Query().Where(emailnotification.EventType("deposit.success")).All(sys)
+		mails, err := e.App.DB.Reader().EmailNotification.Query().Where(emailnotification.EventType("deposit.success")).All(sys)
 		if err != nil || len(mails) != 2 {
 			t.Fatalf("%d e-mails, %v", len(mails), err)
 		}

@@ -74,7 +74,7 @@ func wantBalance(t *testing.T, e *servertest.Env, key, cur, available, pending s
 func swapEvents(t *testing.T, e *servertest.Env, ref string) []*ent.Event {
 	t.Helper()
 	ctx := tenant.System(context.Background())
-	evs, err := e.App.DB.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
+	evs, err := e.App.DB.Reader().Event.Query().Where(event.TransactionRef(ref)).Order(ent.Asc(event.FieldID)).All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSwapErrors(t *testing.T) {
 		wantBalance(t, e, key, "USDT", "5", "0")
 		wantBalance(t, e, key, "NGN", "0", "0")
 		ctx := tenant.System(context.Background())
-		if n, err := e.App.DB.Client(ctx).Event.Query().Count(ctx); err != nil || n != 0 {
+		if n, err := e.App.DB.Reader().Event.Query().Count(ctx); err != nil || n != 0 {
 			t.Errorf("%d events after failures (%v)", n, err)
 		}
 		fund(e, key, "USDT", 5)

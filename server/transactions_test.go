@@ -128,7 +128,7 @@ func submitted(t *testing.T, e *servertest.Env, ref string) {
 	t.Helper()
 	ctx := tenant.System(t.Context())
 	servertest.Eventually(t, 10*time.Second, "the payout of "+ref+" submitted", func() bool {
-		ok, err := e.App.DB.Client(ctx).Transaction.Query().Where(transaction.Reference(ref),
+		ok, err := e.App.DB.Reader().Transaction.Query().Where(transaction.Reference(ref),
 			transaction.RailsReferenceNotNil(), transaction.LeaseOwnerIsNil()).Exist(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -480,7 +480,7 @@ func TestEmailNotification(t *testing.T) {
 		ev, tx := emit(t, e, tn, "deposit.success")
 		var msgs []smtptest.Message
 		servertest.Eventually(t, 10*time.Second, "an e-mail after the first refusal", func() bool {
-			if got, err := e.App.DB.Client(sys).EmailNotification.Query().
+			if got, err := e.App.DB.Reader().EmailNotification.Query().
 				Where(emailnotification.EventID(ev.EventID), emailnotification.Attempts(1)).Exist(sys); err == nil && got {
 				e.Clock.Advance(1200 * time.Millisecond)
 			}
@@ -509,7 +509,7 @@ func TestEmailNotification(t *testing.T) {
 		// The mailer records the send after the server took the message.
 		var row *ent.EmailNotification
 		servertest.Eventually(t, 10*time.Second, "the e-mail recorded as sent", func() bool {
-			row, err = e.App.DB.Client(sys).EmailNotification.Query().
+			row, err = e.App.DB.Reader().EmailNotification.Query().
 				Where(emailnotification.EventID(ev.EventID)).Only(sys)
 			return err == nil && row.Status == mail.StatusSent
 		})
@@ -529,7 +529,7 @@ func TestEmailKeptWithoutSMTP(t *testing.T) {
 			ids = append(ids, ev.EventID)
 		}
 		servertest.Eventually(t, 10*time.Second, "the e-mails kept", func() bool {
-			rows, err := e.App.DB.Client(sys).EmailNotification.Query().
+			rows, err := e.App.DB.Reader().EmailNotification.Query().
 				Where(emailnotification.EventIDIn(ids...)).All(sys)
 			if err != nil || len(rows) != len(ids) {
 				return false

@@ -481,7 +481,7 @@ var (
 		{Name: "account_id", Type: field.TypeString, Nullable: true},
 		{Name: "sender_name", Type: field.TypeString, Nullable: true},
 		{Name: "sender_bank", Type: field.TypeString, Nullable: true},
-		{Name: "prepay_id", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "prepay_id", Type: field.TypeString, Nullable: true},
 		{Name: "links", Type: field.TypeJSON, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "next_run_at", Type: field.TypeTime, Nullable: true},
@@ -492,7 +492,7 @@ var (
 		{Name: "submitted_at", Type: field.TypeTime, Nullable: true},
 		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
 		{Name: "provider", Type: field.TypeString, Nullable: true},
-		{Name: "provider_reference", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "provider_reference", Type: field.TypeString, Nullable: true},
 		{Name: "rails_flag", Type: field.TypeString, Nullable: true},
 	}
 	// TransactionsTable holds the schema information for the "transactions" table.
@@ -505,6 +505,25 @@ var (
 				Name:    "transaction_merchant_id_mode_merchant_reference_key",
 				Unique:  true,
 				Columns: []*schema.Column{TransactionsColumns[1], TransactionsColumns[2], TransactionsColumns[7]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "merchant_reference_key IS NOT NULL",
+				},
+			},
+			{
+				Name:    "transaction_prepay_id",
+				Unique:  true,
+				Columns: []*schema.Column{TransactionsColumns[44]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "prepay_id IS NOT NULL",
+				},
+			},
+			{
+				Name:    "transaction_provider_reference",
+				Unique:  true,
+				Columns: []*schema.Column{TransactionsColumns[55]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "provider_reference IS NOT NULL",
+				},
 			},
 			{
 				Name:    "transaction_merchant_id_mode_created_at_id",

@@ -60,7 +60,7 @@ func (Transaction) Fields() []ent.Field {
 		field.String("account_id").Optional().Nillable(),
 		field.String("sender_name").Optional().Nillable(),
 		field.String("sender_bank").Optional().Nillable(),
-		field.String("prepay_id").Optional().Nillable().Unique(),
+		field.String("prepay_id").Optional().Nillable(),
 		field.JSON("links", map[string]any{}).Optional(),
 		field.Time("expires_at").Optional().Nillable(),
 		// Background work (payout submission, settlement, expiry): claimed by a
@@ -82,7 +82,7 @@ func (Transaction) Fields() []ent.Field {
 		// transaction by (derived from ours when we submit, the provider's own
 		// for an inflow), so that a provider's webhook finds the transaction.
 		field.String("provider").Optional().Nillable(),
-		field.String("provider_reference").Optional().Nillable().Unique(),
+		field.String("provider_reference").Optional().Nillable(),
 		// Set when a provider's account of the transaction disagrees with ours
 		// (an amount off by any minor unit): the transaction is left as it is
 		// for an operator, and the workers no longer touch it.
@@ -92,7 +92,17 @@ func (Transaction) Fields() []ent.Field {
 
 func (Transaction) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("merchant_id", "mode", "merchant_reference_key").Unique(),
+		// The unique indexes on columns that most rows leave NULL (a keyless
+		// withdrawal has no merchant reference; only crypto-pay orders have a
+		// prepay id, only live transactions a provider reference) hold only
+		// the rows that have one: NULLs never conflict, so uniqueness is the
+		// same, and an insert or a non-HOT update of every other row writes
+		// no entry in them. Look-ups compare with a value, which implies IS
+		// NOT NULL, so they still use them; no ON CONFLICT names them.
+		index.Fields("merchant_id", "mode", "merchant_reference_key").Unique().
+			Annotations(entsql.IndexWhere("merchant_reference_key IS NOT NULL")),
+		index.Fields("prepay_id").Unique().Annotations(entsql.IndexWhere("prepay_id IS NOT NULL")),
+		index.Fields("provider_reference").Unique().Annotations(entsql.IndexWhere("provider_reference IS NOT NULL")),
 		index.Fields("merchant_id", "mode", "created_at", "id"),
 		// Workers' claims (jobs.Claim): due rows of one type in next_run_at
 		// order. Only rows with work ahead are in it, so a claim of one type

@@ -325,9 +325,9 @@ func cut(s string, n int) string {
 // first accepted deposit. It is a conditional update from active, so of two
 // deposits racing for one dynamic account exactly one sees closed true; the
 // other must refund. ctx must act for the account's tenant (or be
-// tenant.System) and should carry the deposit's transaction.
-func (s *Service) Close(ctx context.Context, a *ent.FiatAccount) (closed bool, err error) {
-	n, err := s.db.Client(ctx).FiatAccount.Update().
+// tenant.System); tx is the deposit's transaction.
+func (s *Service) Close(ctx context.Context, tx *ent.Tx, a *ent.FiatAccount) (closed bool, err error) {
+	n, err := s.db.ClientOf(tx).FiatAccount.Update().
 		Where(fiataccount.ID(a.ID), fiataccount.Status(StatusActive)).
 		SetStatus(StatusClosed).SetUpdatedAt(s.clock.Now()).Save(ctx)
 	if err != nil {

@@ -125,7 +125,7 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 		if acc.AccountName != "Bola Foods / Chioma Okafor" || acc.WalletReference == nil || *acc.WalletReference != "w-1" {
 			t.Fatalf("account on wallet: %+v", acc)
 		}
-		if got, err := f.svc.ByNumber(f.a, free); err != nil || got.ID != acc.ID {
+		if got, err := f.svc.ByNumber(f.a, nil, free); err != nil || got.ID != acc.ID {
 			t.Fatalf("ByNumber across merchants: %v %v", got, err)
 		}
 
@@ -164,13 +164,13 @@ func TestByNumberAndClose(t *testing.T) {
 		if Expired(a, a.CreatedAt.Add(29*time.Minute)) || !Expired(a, a.CreatedAt.Add(30*time.Minute)) {
 			t.Fatal("Expired is wrong around expires_at")
 		}
-		if _, err := f.svc.ByNumber(f.b, "0000000000"); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := f.svc.ByNumber(f.b, nil, "0000000000"); apperr.KindOf(err) != apperr.NotFound {
 			t.Fatalf("unknown number: %v", err)
 		}
 		// Another merchant's ByNumber sees the account system-wide, even
 		// inside its own transaction.
-		err = f.db.Tx(f.b, func(ctx context.Context) error {
-			got, err := f.svc.ByNumber(ctx, a.AccountNumber)
+		err = f.db.Within(f.b, nil, func(ctx context.Context, tx *ent.Tx) error {
+			got, err := f.svc.ByNumber(ctx, tx, a.AccountNumber)
 			if owner, _ := tenant.From(f.a); err == nil && (got.MerchantID != owner.MerchantID || got.Mode != tenant.Test) {
 				t.Errorf("account of %s/%s, want %s/test", got.MerchantID, got.Mode, owner.MerchantID)
 			}
@@ -187,8 +187,8 @@ func TestByNumberAndClose(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := f.db.Tx(f.a, func(ctx context.Context) error {
-					closed, err := f.svc.Close(ctx, a)
+				err := f.db.Within(f.a, nil, func(ctx context.Context, tx *ent.Tx) error {
+					closed, err := f.svc.Close(ctx, tx, a)
 					results <- closed
 					return err
 				})
@@ -210,7 +210,7 @@ func TestByNumberAndClose(t *testing.T) {
 		}
 		// Another merchant cannot close it.
 		b, _ := f.svc.CreateGlobal(f.a, nil, CreateInput{}, "")
-		if closed, err := f.svc.Close(f.b, b); err != nil || closed {
+		if closed, err := f.svc.Close(f.b, nil, b); err != nil || closed {
 			t.Fatalf("another merchant closed the account: %v %v", closed, err)
 		}
 	})

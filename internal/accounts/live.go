@@ -53,7 +53,7 @@ func (s *Service) provision(ctx context.Context, tx *ent.Tx, in *CreateInput, pr
 	if err != nil || prov == nil {
 		return nil, err
 	}
-	if tx != nil || store.InTx(ctx) {
+	if tx != nil {
 		return nil, errors.New("accounts: a live account's provider call inside a database transaction (the transport must run this request outside one)")
 	}
 	if in.AccountType != nil && *in.AccountType == Dynamic {
@@ -64,7 +64,7 @@ func (s *Service) provision(ctx context.Context, tx *ent.Tx, in *CreateInput, pr
 		ref := uuid.NewString()
 		in.Reference = &ref
 	}
-	taken, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.Reference(*in.Reference)).Exist(ctx)
+	taken, err := s.db.Reader().FiatAccount.Query().Where(fiataccount.Reference(*in.Reference)).Exist(ctx)
 	if err != nil {
 		return nil, store.Classify(err)
 	}
@@ -111,7 +111,7 @@ func ProviderAccountReference(t tenant.Tenant, ref string) string {
 // transaction.
 func (s *Service) walletHolder(ctx context.Context, walletRef string) func() (holder, error) {
 	return func() (holder, error) {
-		w, err := s.wallets.Get(ctx, walletRef)
+		w, err := s.wallets.Get(ctx, nil, walletRef)
 		if err != nil {
 			return holder{}, err
 		}
@@ -133,7 +133,7 @@ func (s *Service) merchantHolder(ctx context.Context) func() (holder, error) {
 		if !ok {
 			return holder{}, tenant.ErrNoTenant
 		}
-		m, err := s.db.Client(ctx).Merchant.Query().Where(merchant.ID(t.MerchantID)).Only(tenant.System(ctx))
+		m, err := s.db.Reader().Merchant.Query().Where(merchant.ID(t.MerchantID)).Only(tenant.System(ctx))
 		if err != nil {
 			return holder{}, store.Classify(err)
 		}

@@ -12,26 +12,27 @@ import (
 
 // This file holds the look-ups of issued accounts: a wallet's accounts, one
 // account by account_reference, and one by account_number across every
-// tenant, as incoming transfers need.
+// tenant, as incoming transfers need. Each reads in tx, the caller's
+// transaction, or outside any when tx is nil.
 
 // ForWallet lists a wallet's accounts, oldest first.
-func (s *Service) ForWallet(ctx context.Context, w *ent.Wallet) ([]*ent.FiatAccount, error) {
-	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletID(w.ID)).
+func (s *Service) ForWallet(ctx context.Context, tx *ent.Tx, w *ent.Wallet) ([]*ent.FiatAccount, error) {
+	rows, err := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.WalletID(w.ID)).
 		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
 	return rows, store.Classify(err)
 }
 
 // ForWalletReference lists the accounts of the wallet with reference ref,
 // oldest first.
-func (s *Service) ForWalletReference(ctx context.Context, ref string) ([]*ent.FiatAccount, error) {
-	rows, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.WalletReference(ref)).
+func (s *Service) ForWalletReference(ctx context.Context, tx *ent.Tx, ref string) ([]*ent.FiatAccount, error) {
+	rows, err := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.WalletReference(ref)).
 		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
 	return rows, store.Classify(err)
 }
 
 // Get finds an account of the context's tenant by account_reference.
-func (s *Service) Get(ctx context.Context, ref string) (*ent.FiatAccount, error) {
-	a, err := s.db.Client(ctx).FiatAccount.Query().Where(fiataccount.Reference(ref)).Only(ctx)
+func (s *Service) Get(ctx context.Context, tx *ent.Tx, ref string) (*ent.FiatAccount, error) {
+	a, err := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.Reference(ref)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no account with account_reference %q", ref)
 	}
@@ -42,10 +43,10 @@ func (s *Service) Get(ctx context.Context, ref string) (*ent.FiatAccount, error)
 // mode (account numbers are unique system-wide, as at a bank): incoming
 // transfers name only the number. The account's MerchantID and Mode tell
 // whose it is; act for that tenant (tenant.With) to book the deposit. It
-// runs in ctx's transaction, if any. Unknown: NOT_FOUND.
-func (s *Service) ByNumber(ctx context.Context, accountNumber string) (*ent.FiatAccount, error) {
+// runs in tx, the caller's transaction, if any. Unknown: NOT_FOUND.
+func (s *Service) ByNumber(ctx context.Context, tx *ent.Tx, accountNumber string) (*ent.FiatAccount, error) {
 	sys := systemScope(ctx)
-	a, err := s.db.Client(sys).FiatAccount.Query().Where(fiataccount.AccountNumber(accountNumber)).Only(sys)
+	a, err := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.AccountNumber(accountNumber)).Only(sys)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no account with account_number %q", accountNumber)
 	}
@@ -53,14 +54,10 @@ func (s *Service) ByNumber(ctx context.Context, accountNumber string) (*ent.Fiat
 }
 
 // systemScope returns a context that sees every tenant's rows while keeping
-// ctx's cancellation and transaction. tenant.System(ctx) alone would not do:
-// a tenant already in ctx takes precedence over it.
+// ctx's cancellation. tenant.System(ctx) alone would not do: a tenant
+// already in ctx takes precedence over it.
 func systemScope(ctx context.Context) context.Context {
-	values := tenant.System(context.Background())
-	if tx := ent.TxFromContext(ctx); tx != nil {
-		values = ent.NewTxContext(values, tx)
-	}
-	return valuesFrom{Context: ctx, values: values}
+	return valuesFrom{Context: ctx, values: tenant.System(context.Background())}
 }
 
 // valuesFrom is ctx for deadlines and cancellation, values for Value.

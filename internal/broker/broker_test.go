@@ -288,12 +288,17 @@ func TestOutOfOrderCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txCtx := store.WithTx(tenant.With(ctx, alice), tx)
-	row, err := eventtest.Transaction(txCtx, e.db)
+	txCtx := tenant.With(ctx, alice)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	row, err := tx.Client().Transaction.Create().SetID("t_early").SetReference("DEP-early").
+		SetType("DEPOSIT").SetPurpose("DEPOSIT").SetStatus("success").
+		SetFromAmount(150050).SetFromCurrency("NGN").SetAmount(150050).SetCurrency("NGN").
+		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("instant-bank-deposit").
+		SetCreatedAt(now).SetUpdatedAt(now).Save(txCtx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	early, err := e.ob.Emit(txCtx, "deposit.pending", row)
+	early, err := e.ob.EmitIn(txCtx, tx, "deposit.pending", row)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func (b *Broker) stop() {
 // start reads where the outbox ends. Ids missing just below the end may
 // belong to transactions still in flight: they are tracked as gaps.
 func (b *Broker) start(ctx context.Context) error {
-	c := b.db.Client(ctx)
+	c := b.db.Reader()
 	top, err := c.Event.Query().Order(ent.Desc(event.FieldID)).Limit(1).IDs(ctx)
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (b *Broker) publishLow() {
 // poll hands out gaps that got filled, then new events, in id order.
 func (b *Broker) poll(ctx context.Context) error {
 	defer b.publishLow()
-	c := b.db.Client(ctx)
+	c := b.db.Reader()
 	now := b.cfg.Now()
 	if len(b.gaps) > 0 {
 		ids := make([]int64, 0, len(b.gaps))
@@ -208,7 +208,7 @@ func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool) err
 			for i, ev := range evs {
 				ids[i] = ev.ID
 			}
-			full, err := b.query(ctx, b.db.Client(ctx).Event.Query().Where(event.IDIn(ids...)), false)
+			full, err := b.query(ctx, b.db.Reader().Event.Query().Where(event.IDIn(ids...)), false)
 			if err != nil {
 				return err
 			}

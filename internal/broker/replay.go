@@ -50,7 +50,7 @@ func (b *Broker) replay(s *sub, from, low int64) bool {
 	ctx := tenant.With(s.ctx, s.t)
 	cursor := from
 	for {
-		q := b.db.Client(ctx).Event.Query().Where(event.IDGT(cursor))
+		q := b.db.Reader().Event.Query().Where(event.IDGT(cursor))
 		if s.types != nil {
 			q = q.Where(event.TypeIn(mapKeys(s.types)...))
 		}

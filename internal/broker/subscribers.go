@@ -76,7 +76,7 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 	}
 	from := int64(-1)
 	if afterEventID != "" {
-		ids, err := b.db.Client(ctx).Event.Query().Where(event.EventID(afterEventID)).IDs(tenant.With(ctx, t))
+		ids, err := b.db.Reader().Event.Query().Where(event.EventID(afterEventID)).IDs(tenant.With(ctx, t))
 		if err != nil {
 			return nil, store.Classify(err)
 		}

@@ -50,7 +50,7 @@ type Checkout struct {
 // Checkout reads the checkout of a prepay id for the hosted page, which has
 // no API key: the prepay id is the credential. NOT_FOUND when unknown.
 func (s *Service) Checkout(ctx context.Context, prepayID string) (*Checkout, error) {
-	t, err := s.find(tenant.System(ctx), s.db.Client(ctx), prepayID)
+	t, err := s.find(tenant.System(ctx), s.db.Reader(), prepayID)
 	if err != nil {
 		return nil, store.Classify(err)
 	}

@@ -165,12 +165,12 @@ func (s *Service) finish(ctx context.Context, tx *ent.Tx, t *ent.Transaction, re
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.outbox.Emit(joined(ctx, tx), eventType(done), done); err != nil {
+	if _, err := s.outbox.EmitIn(ctx, tx, eventType(done), done); err != nil {
 		return nil, err
 	}
 	if done.Status == StatusSuccess {
 		// Last: the credit locks the merchant's balance row until the commit.
-		if err := s.credit(joined(ctx, tx), done); err != nil {
+		if err := s.credit(ctx, tx, done); err != nil {
 			return nil, err
 		}
 	}
@@ -201,8 +201,9 @@ func eventType(t *ent.Transaction) string {
 // fee. Cross: the payer's from_amount arrives in from_currency and goes to
 // the FX account, which gives to_amount + fee in to_currency: to_amount to
 // the merchant and the fee to the fees account. The posting id derives from
-// the reference, so it can never be posted twice.
-func (s *Service) credit(ctx context.Context, t *ent.Transaction) error {
+// the reference, so it can never be posted twice. It posts in tx, the
+// caller's transaction.
+func (s *Service) credit(ctx context.Context, tx *ent.Tx, t *ent.Transaction) error {
 	tn := tenantOf(t)
 	cur := money.Currency(t.Currency)
 	var entries []ledger.Entry
@@ -223,7 +224,7 @@ func (s *Service) credit(ctx context.Context, t *ent.Transaction) error {
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(tn.Mode, cur, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.Post(ctx, ledger.Posting{ID: t.Reference + ":crypto-pay", TransactionRef: t.Reference,
+	_, err := s.ledger.Post(ctx, tx, ledger.Posting{ID: t.Reference + ":crypto-pay", TransactionRef: t.Reference,
 		Memo: "crypto-pay deposit " + deref(t.PrepayID), Entries: entries})
 	return err
 }
@@ -261,12 +262,12 @@ func (s *Service) Expire(ctx context.Context, t *ent.Transaction, owner string) 
 	}
 	ctx = tenant.With(ctx, tenantOf(t))
 	ok := false
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		now := s.clock.Now()
 		if !expired(t, now) {
 			return nil
 		}
-		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, rejectExpired(*t.ExpiresAt), now, func(u *ent.TransactionUpdateOne) {
+		done, err := s.finish(ctx, tx, t, rejectExpired(*t.ExpiresAt), now, func(u *ent.TransactionUpdateOne) {
 			u.Where(jobs.Mine(owner))
 		})
 		ok = done != nil
@@ -277,8 +278,3 @@ func (s *Service) Expire(ctx context.Context, t *ent.Transaction, owner string) 
 	}
 	return ok, nil
 }
-
-// joined is ctx carrying tx, for the steps that still join their caller's
-// transaction through the context (the outbox's Emit, the ledger's Post)
-// until they take it as an argument too.
-func joined(ctx context.Context, tx *ent.Tx) context.Context { return store.WithTx(ctx, tx) }

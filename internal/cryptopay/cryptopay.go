@@ -291,13 +291,14 @@ func (s *Service) notifyApproval(ctx context.Context, c *ent.Client, tn tenant.T
 		SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
 }
 
-// Enrolment returns the approved enrolment of the merchant of ctx:
+// Enrolment returns the approved enrolment of the merchant of ctx, read in
+// tx, the caller's transaction, or outside any when tx is nil:
 // LIVE_MODE_ONLY in test mode, NOT_ENROLLED when there is none.
-func (s *Service) Enrolment(ctx context.Context) (*ent.CryptoPayEnrolment, error) {
+func (s *Service) Enrolment(ctx context.Context, tx *ent.Tx) (*ent.CryptoPayEnrolment, error) {
 	if _, err := liveTenant(ctx); err != nil {
 		return nil, err
 	}
-	return enrolmentIn(ctx, s.db.Client(ctx))
+	return enrolmentIn(ctx, s.db.ClientOf(tx))
 }
 
 // enrolmentIn is Enrolment read with c, the client of the caller's

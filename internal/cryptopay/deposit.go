@@ -186,7 +186,7 @@ func (s *Service) emitStarted(ctx context.Context, tx *ent.Tx, in DepositInput, 
 	if in.Cross() {
 		typ = events.SwapPending
 	}
-	_, err := s.outbox.Emit(joined(ctx, tx), typ, t)
+	_, err := s.outbox.EmitIn(ctx, tx, typ, t)
 	return err
 }
 
@@ -213,7 +213,7 @@ type amountRow struct {
 // with amount_charged = to_amount + fee.
 func (s *Service) amounts(ctx context.Context, tx *ent.Tx, in DepositInput, ref string) (amountRow, error) {
 	if in.Cross() {
-		q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Deposit, ref)
+		q, err := s.rates.Consume(ctx, tx, *in.RateReference, rates.Deposit, ref)
 		if err != nil {
 			return amountRow{}, err
 		}

@@ -44,7 +44,7 @@ func (s *Service) liveProvider(tn tenant.Tenant) (rails.CryptoOrderProvider, err
 
 // startLive is StartDeposit on a live provider.
 func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, in DepositInput, prov rails.CryptoOrderProvider) (*Deposit, error) {
-	if tx != nil || store.InTx(ctx) {
+	if tx != nil {
 		return nil, errors.New("cryptopay: a live checkout's provider call inside a database transaction (the transport must run this request outside one)")
 	}
 	ref := ReferencePrefix + uuid.NewString()
@@ -131,10 +131,11 @@ const (
 )
 
 // ByProviderReference finds a live crypto-pay deposit by the trade number
-// or the order id its provider knows it by; nil when there is none.
-func (s *Service) ByProviderReference(ctx context.Context, tradeNo, orderID string) (*ent.Transaction, error) {
+// or the order id its provider knows it by; nil when there is none. It
+// reads in tx, the caller's transaction, or outside any when tx is nil.
+func (s *Service) ByProviderReference(ctx context.Context, tx *ent.Tx, tradeNo, orderID string) (*ent.Transaction, error) {
 	ctx = tenant.System(ctx)
-	q := s.db.Client(ctx).Transaction.Query().Where(transaction.PaymentSlug(PaymentSlug))
+	q := s.db.ClientOf(tx).Transaction.Query().Where(transaction.PaymentSlug(PaymentSlug))
 	switch {
 	case tradeNo != "":
 		q.Where(transaction.ProviderReference(tradeNo))
@@ -150,11 +151,11 @@ func (s *Service) ByProviderReference(ctx context.Context, tradeNo, orderID stri
 	return t, store.Classify(err)
 }
 
-// ApplyOrder ends the live deposit t by its provider's word, in the
-// transaction carried by ctx: paid completes it (credit and event), closed
+// ApplyOrder ends the live deposit t by its provider's word, in tx, the
+// caller's transaction: paid completes it (credit and event), closed
 // fails it as cancelled. An amount or currency other than the order's is
 // flagged, not credited. It returns what it did and, when flagged, why.
-func (s *Service) ApplyOrder(ctx context.Context, t *ent.Transaction, status, amount, currency string) (string, string, error) {
+func (s *Service) ApplyOrder(ctx context.Context, tx *ent.Tx, t *ent.Transaction, status, amount, currency string) (string, string, error) {
 	ctx = tenant.With(ctx, tenantOf(t))
 	if t.Status != StatusPending || t.RailsFlag != nil {
 		return OrderIgnored, "the deposit is " + t.Status, nil
@@ -163,18 +164,18 @@ func (s *Service) ApplyOrder(ctx context.Context, t *ent.Transaction, status, am
 	switch status {
 	case rails.OrderPaid:
 		if why := orderMismatch(t, amount, currency); why != "" {
-			err := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).SetRailsFlag(why).
+			err := tx.Client().Transaction.UpdateOneID(t.ID).SetRailsFlag(why).
 				ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).Exec(ctx)
 			return OrderFlagged, why, store.Classify(err)
 		}
-		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, "", now)
+		done, err := s.finish(ctx, tx, t, "", now)
 		return orderApplied(done), "", err
 	case rails.OrderClosed, rails.OrderExpired, rails.OrderFailed:
 		reason := RejectCancelled
 		if status != rails.OrderClosed || expired(t, now) {
 			reason = rejectExpired(*t.ExpiresAt)
 		}
-		done, err := s.finish(ctx, ent.TxFromContext(ctx), t, reason, now)
+		done, err := s.finish(ctx, tx, t, reason, now)
 		return orderApplied(done), "", err
 	}
 	return OrderIgnored, "order status " + status, nil
@@ -230,17 +231,17 @@ func (s *Service) expireLive(ctx context.Context, t *ent.Transaction, owner stri
 		st.Status = rails.OrderExpired
 	}
 	ok := false
-	err = s.db.Tx(tenant.With(ctx, tenantOf(t)), func(ctx context.Context) error {
+	err = s.db.Within(tenant.With(ctx, tenantOf(t)), nil, func(ctx context.Context, tx *ent.Tx) error {
 		// Only the lease holder may end it here; a webhook may have ended
 		// it since the claim.
-		cur, err := s.db.Client(ctx).Transaction.Query().Where(transaction.ID(t.ID), transaction.LeaseOwner(owner)).Only(ctx)
+		cur, err := tx.Client().Transaction.Query().Where(transaction.ID(t.ID), transaction.LeaseOwner(owner)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		outcome, _, err := s.ApplyOrder(ctx, cur, st.Status, st.Amount, st.Currency)
+		outcome, _, err := s.ApplyOrder(ctx, tx, cur, st.Status, st.Amount, st.Currency)
 		ok = outcome == OrderApplied
 		return err
 	})

@@ -55,7 +55,7 @@ func (s *Service) decide(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, 
 	}
 	switch acc.AccountType {
 	case accounts.Dynamic:
-		closed, err := s.accounts.Close(accountsCtx(ctx, tx), acc)
+		closed, err := s.accounts.Close(ctx, tx, acc)
 		if err != nil {
 			return d, err
 		}

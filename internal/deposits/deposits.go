@@ -173,7 +173,7 @@ func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Tr
 	}
 	var out *ent.Transaction
 	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
-		acc, err := s.accounts.ByNumber(accountsCtx(ctx, tx), tr.AccountNumber)
+		acc, err := s.accounts.ByNumber(ctx, tx, tr.AccountNumber)
 		if err != nil {
 			return err
 		}
@@ -195,12 +195,6 @@ func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Tr
 		return nil, err
 	}
 	return out, nil
-}
-
-// accountsCtx is ctx carrying tx for the accounts service, whose look-up
-// and closing of an account still join the transaction through the context.
-func accountsCtx(ctx context.Context, tx *ent.Tx) context.Context {
-	return store.WithTx(ctx, tx)
 }
 
 // book decides and records a deposit into acc in tx; ctx acts for acc's
@@ -352,7 +346,7 @@ func (s *Service) credit(ctx context.Context, tx *ent.Tx, t *ent.Transaction, ac
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(owner.Mode, cur, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.PostIn(ctx, tx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
+	_, err := s.ledger.Post(ctx, tx, ledger.Posting{ID: t.Reference + ":deposit", TransactionRef: t.Reference,
 		Memo: "deposit into account " + acc.Reference, Entries: entries})
 	return err
 }

@@ -125,7 +125,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 			tx.MerchantID != acc.MerchantID || tx.FromMerchant != "Ada Stores" || *tx.SenderName != "JOHN DOE" {
 			t.Fatalf("deposit: %+v", tx)
 		}
-		entries, err := f.db.Client(sys).LedgerEntry.Query().Where(ledgerentry.TransactionRef(tx.Reference)).All(sys)
+		entries, err := f.db.Reader().LedgerEntry.Query().Where(ledgerentry.TransactionRef(tx.Reference)).All(sys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 		if tx.Status != StatusRefunded || tx.Fee != 0 || tx.AmountSettled != 0 || !strings.Contains(*tx.RejectReason, "fee") {
 			t.Fatalf("deposit below the fee: %+v", tx)
 		}
-		b, err := f.l.Balance(f.ada, money.NGN)
+		b, err := f.l.Balance(f.ada, nil, money.NGN)
 		if err != nil || b.Available != 975_00 {
 			t.Fatalf("balance %+v %v", b, err)
 		}

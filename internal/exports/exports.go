@@ -90,8 +90,8 @@ func (s *Service) Use(ctx context.Context, token string) (tenant.Tenant, transac
 	id, now := hashToken(token), s.clock.Now()
 	var t tenant.Tenant
 	var f transactions.Filter
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		n, err := c.ExportToken.Update().
 			Where(exporttoken.ID(id), exporttoken.UsedAtIsNil(), exporttoken.ExpiresAtGT(now)).
 			SetUsedAt(now).Save(ctx)
@@ -117,6 +117,6 @@ func (s *Service) Use(ctx context.Context, token string) (tenant.Tenant, transac
 // Purge deletes tokens that expired before cutoff, used or not.
 func (s *Service) Purge(ctx context.Context, cutoff time.Time) (int, error) {
 	ctx = tenant.System(ctx)
-	n, err := s.db.Client(ctx).ExportToken.Delete().Where(exporttoken.ExpiresAtLT(cutoff)).Exec(ctx)
+	n, err := s.db.Reader().ExportToken.Delete().Where(exporttoken.ExpiresAtLT(cutoff)).Exec(ctx)
 	return n, store.Classify(err)
 }

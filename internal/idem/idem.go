@@ -110,8 +110,8 @@ func New(db *store.DB, c clock.Clock) *Store {
 
 // Handler renders one request inside tx, the transaction Do opened for it
 // and hands it as an argument (nil under DoLookup, which runs it outside any
-// transaction). ctx carries tx too (ent.NewTxContext), for the operations
-// not yet handed their transaction, which join it through the context.
+// transaction); ctx does not carry it: the handler passes tx on as an
+// argument to every operation that reads or writes in it.
 // commit false rolls the effect back (the answer is an error); the answer is
 // still stored when its status is below 500.
 type Handler func(ctx context.Context, tx *ent.Tx) (resp Response, commit bool)
@@ -195,7 +195,7 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	}
 	defer s.release(slot)
 	sys := tenant.System(ctx)
-	if rec, err := s.lookup(sys, s.db.Client(sys), req); err != nil {
+	if rec, err := s.lookup(sys, s.db.Reader(), req); err != nil {
 		return Response{}, false, err
 	} else if rec != nil {
 		return replay(rec, req)
@@ -204,7 +204,7 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	if resp.Status >= 500 {
 		return resp, false, nil
 	}
-	err = s.db.Tx(ctx, func(ctx context.Context) error { return s.save(ctx, req, resp) })
+	err = s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return s.save(ctx, tx, req, resp) })
 	if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 		return s.replayStored(ctx, req)
 	}
@@ -218,7 +218,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 	if !s.db.IsPostgres() {
 		// SQLite has one writer: a replay is read without taking it.
 		sys := tenant.System(ctx)
-		if rec, err := s.lookup(sys, s.db.Client(sys), req); err != nil {
+		if rec, err := s.lookup(sys, s.db.Reader(), req); err != nil {
 			return Response{}, false, err
 		} else if rec != nil {
 			return replay(rec, req)
@@ -230,11 +230,10 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		return Response{}, false, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after commit
-	txCtx := store.WithTx(ctx, tx)
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
-		got, rec, err := s.lockAndLookup(txCtx, tx, req, slot)
+		got, rec, err := s.lockAndLookup(ctx, tx, req, slot)
 		if err != nil {
 			return Response{}, false, err
 		}
@@ -245,7 +244,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 			return replay(rec, req)
 		}
 	}
-	resp, commit := h(txCtx, tx)
+	resp, commit := h(ctx, tx)
 	if !commit {
 		if err := tx.Rollback(); err != nil {
 			return Response{}, false, store.Classify(err)
@@ -254,8 +253,8 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 			return resp, false, nil
 		}
 		// The error answer is stored on its own: there is no effect to keep.
-		err := s.db.Tx(ctx, func(ctx context.Context) error {
-			return s.save(ctx, req, resp)
+		err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			return s.save(ctx, tx, req, resp)
 		})
 		if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 			return s.replayStored(ctx, req)
@@ -263,7 +262,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		return resp, false, err
 	}
 	if resp.Status < 500 {
-		if err := s.save(txCtx, req, resp); err != nil {
+		if err := s.save(ctx, tx, req, resp); err != nil {
 			if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 				_ = tx.Rollback()
 				return s.replayStored(ctx, req)
@@ -315,13 +314,12 @@ func (s *Store) lockAndLookup(ctx context.Context, tx *ent.Tx, req Request, slot
 }
 
 // run runs a request without a key: h in a transaction of its own, handed
-// to it (and carried by its context, as once does), committed unless h
-// says otherwise; nothing is stored.
+// to it as once does, committed unless h says otherwise; nothing is stored.
 func (s *Store) run(ctx context.Context, h Handler) (Response, error) {
 	var resp Response
 	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var commit bool
-		resp, commit = h(store.WithTx(ctx, tx), tx)
+		resp, commit = h(ctx, tx)
 		if !commit {
 			return errRollback
 		}
@@ -366,7 +364,7 @@ func (s *Store) lookup(ctx context.Context, c *ent.Client, req Request) (*ent.Id
 
 func (s *Store) replayStored(ctx context.Context, req Request) (Response, bool, error) {
 	sys := tenant.System(ctx)
-	rec, err := s.lookup(sys, s.db.Client(sys), req)
+	rec, err := s.lookup(sys, s.db.Reader(), req)
 	if err != nil {
 		return Response{}, false, err
 	}
@@ -381,11 +379,11 @@ var errTaken = errors.New("idem: key already has a live record")
 
 // save stores the answer in one statement: an insert that takes the place
 // of an expired record of the same key, and fails with errTaken when a live
-// one holds it.
-func (s *Store) save(ctx context.Context, req Request, resp Response) error {
+// one holds it. It writes in tx.
+func (s *Store) save(ctx context.Context, tx *ent.Tx, req Request, resp Response) error {
 	ctx = tenant.System(ctx)
 	query, args := s.saveStmt(req, resp)
-	res, err := s.db.Client(ctx).ExecContext(ctx, query, args...)
+	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return store.Classify(err)
 	}
@@ -418,7 +416,7 @@ func (s *Store) saveStmt(req Request, resp Response) (string, []any) {
 // Purge deletes expired records.
 func (s *Store) Purge(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
-	return s.db.Client(ctx).IdempotencyRecord.Delete().
+	return s.db.Reader().IdempotencyRecord.Delete().
 		Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
 }
 

@@ -51,8 +51,8 @@ type leaser struct {
 // transactions all claim this way.
 func lease(ctx context.Context, db *store.DB, l leaser) ([]string, error) {
 	var leased []string
-	err := db.Tx(ctx, func(ctx context.Context) error {
-		c := db.Client(ctx)
+	err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		ids, err := l.Candidates(ctx, c, db.IsPostgres())
 		if err != nil || len(ids) == 0 {
 			return err
@@ -165,15 +165,15 @@ func LeaseRows[T any](ctx context.Context, db *store.DB, l RowLeaser[T]) ([]T, e
 func Mine(owner string) predicate.Transaction { return transaction.LeaseOwner(owner) }
 
 // InBatch records the outcomes of a batch of claimed items (record does
-// one item's work in the transaction carried by its ctx) in one database
+// one item's work in tx, the transaction handed to it) in one database
 // transaction: one commit for the batch instead of one per item. Should
 // that transaction fail, each item is recorded again in a transaction of its
 // own, so one bad item costs the others nothing. It returns each item's
 // error, in order.
-func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, item T) error) []error {
-	return InBatchAll(ctx, db, items, func(ctx context.Context, items []T) error {
+func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, tx *ent.Tx, item T) error) []error {
+	return InBatchAll(ctx, db, items, func(ctx context.Context, tx *ent.Tx, items []T) error {
 		for _, it := range items {
-			if err := record(ctx, it); err != nil {
+			if err := record(ctx, tx, it); err != nil {
 				return err
 			}
 		}
@@ -185,12 +185,12 @@ func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ct
 // write them with one statement): it is given the whole batch in one
 // transaction and, should that fail, each item alone in a transaction of
 // its own.
-func InBatchAll[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, items []T) error) []error {
+func InBatchAll[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, tx *ent.Tx, items []T) error) []error {
 	errs := make([]error, len(items))
 	if len(items) == 0 {
 		return errs
 	}
-	err := db.Tx(ctx, func(ctx context.Context) error { return record(ctx, items) })
+	err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return record(ctx, tx, items) })
 	if err == nil || len(items) == 1 {
 		for i := range errs {
 			errs[i] = err
@@ -198,7 +198,7 @@ func InBatchAll[T any](ctx context.Context, db *store.DB, items []T, record func
 		return errs
 	}
 	for i := range items {
-		errs[i] = db.Tx(ctx, func(ctx context.Context) error { return record(ctx, items[i:i+1]) })
+		errs[i] = db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return record(ctx, tx, items[i:i+1]) })
 	}
 	return errs
 }

@@ -31,7 +31,7 @@ func TestInBatch(t *testing.T) {
 		ids := []string{"eml_a", "eml_b", "eml_c"}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		for _, id := range ids {
-			if err := db.Client(ctx).EmailNotification.Create().SetID(id).SetMerchantID("m").SetMode("test").
+			if err := db.Reader().EmailNotification.Create().SetID(id).SetMerchantID("m").SetMode("test").
 				SetEventID("evt_" + id).SetEventType("withdrawal.success").SetToAddress("a@example.com").
 				SetSubject("s").SetBody("b").SetStatus("pending").SetNextAttemptAt(now).
 				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
@@ -40,12 +40,12 @@ func TestInBatch(t *testing.T) {
 		}
 		bad := errors.New("bad item")
 		var calls int
-		record := func(ctx context.Context, id string) error {
+		record := func(ctx context.Context, tx *ent.Tx, id string) error {
 			calls++
-			if !store.InTx(ctx) {
+			if tx == nil {
 				t.Errorf("%s recorded outside a transaction", id)
 			}
-			if err := db.Client(ctx).EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
+			if err := tx.Client().EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
 				return err
 			}
 			if id == "eml_b" {
@@ -60,7 +60,7 @@ func TestInBatch(t *testing.T) {
 		if calls != 2+3 { // the batch up to the bad item, then each alone
 			t.Errorf("%d calls", calls)
 		}
-		kept, err := db.Client(ctx).EmailNotification.Query().Where(emailnotification.Status("kept")).IDs(ctx)
+		kept, err := db.Reader().EmailNotification.Query().Where(emailnotification.Status("kept")).IDs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +71,8 @@ func TestInBatch(t *testing.T) {
 		// A batch that succeeds is one transaction: every item sees the
 		// same one.
 		var txs []*ent.Tx
-		errs = jobs.InBatch(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, _ string) error {
-			txs = append(txs, ent.TxFromContext(ctx))
+		errs = jobs.InBatch(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, tx *ent.Tx, _ string) error {
+			txs = append(txs, tx)
 			return nil
 		})
 		if errs[0] != nil || errs[1] != nil || len(txs) != 2 || txs[0] != txs[1] {

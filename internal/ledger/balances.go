@@ -82,7 +82,7 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 	if err != nil {
 		return nil, err
 	}
-	have, err := s.balances(ctx, s.db.Client(ctx), t, "")
+	have, err := s.balances(ctx, s.db.Reader(), t, "")
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +98,10 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 }
 
 // Balance returns the ctx tenant's balance in currency c (zero if it never
-// held any), read in the transaction carried by ctx if there is one.
-func (s *Service) Balance(ctx context.Context, c money.Currency) (Balance, error) {
-	return s.balance(ctx, s.db.Client(ctx), c)
+// held any), read in tx, the caller's transaction, or outside any when tx
+// is nil.
+func (s *Service) Balance(ctx context.Context, tx *ent.Tx, c money.Currency) (Balance, error) {
+	return s.balance(ctx, s.db.ClientOf(tx), c)
 }
 
 // balance is Balance read through db, the client of the caller's
@@ -238,7 +239,7 @@ func (s *Service) Fund(ctx context.Context, tx *ent.Tx, currency string, amount 
 		// A balance is an int64 of minor units: ten fundings of the
 		// largest amount in BTC (8 decimals) would overflow it, which the
 		// credit refuses (balanceLimit).
-		if _, err := s.CreditIn(ctx, tx, Posting{Memo: "sandbox funding"}, t, SandboxFunding, cur, minor); err != nil {
+		if _, err := s.Credit(ctx, tx, Posting{Memo: "sandbox funding"}, t, SandboxFunding, cur, minor); err != nil {
 			return err
 		}
 		out, err = s.balance(ctx, tx.Client(), cur)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"merchantpay/ent"
 	"merchantpay/internal/money"
 	"merchantpay/internal/store"
 )
@@ -28,16 +29,18 @@ const maxViolations = 20
 //   - every entry of a tracking account has its account row;
 //   - the service's own accounts keep no stored balance.
 //
-// Money tests run it after each scenario; it reads committed data (or the
-// transaction in ctx).
-func Check(ctx context.Context, db *store.DB) error {
+// Money tests run it after each scenario; it reads committed data.
+func Check(ctx context.Context, db *store.DB) error { return CheckIn(ctx, db.Reader()) }
+
+// CheckIn is Check reading through c: a transaction's client (a snapshot,
+// store.DB.Snapshot) or the read client.
+func CheckIn(ctx context.Context, c *ent.Client) error {
 	var errs []error
 	fail := func(format string, args ...any) {
 		if len(errs) < maxViolations {
 			errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvariant}, args...)...))
 		}
 	}
-	c := db.Client(ctx)
 
 	rows, err := c.QueryContext(ctx, `SELECT posting_id, currency, CAST(SUM(amount) AS BIGINT) FROM ledger_entries
 		GROUP BY posting_id, currency HAVING SUM(amount) <> 0`)

@@ -53,7 +53,7 @@ func (s *Service) History(ctx context.Context, c money.Currency, p page.Params, 
 		return nil, page.Info{}, err
 	}
 	account := MerchantAccount(t, c).ID()
-	q := s.db.Client(ctx).LedgerEntry.Query().
+	q := s.db.Reader().LedgerEntry.Query().
 		Where(ledgerentry.AccountID(account), ledgerentry.Bucket(string(Available)))
 	if p.After != nil {
 		after, err := strconv.ParseInt(p.After.ID, 10, 64)
@@ -94,7 +94,7 @@ func (s *Service) History(ctx context.Context, c money.Currency, p page.Params, 
 
 // sumThrough is the sum of the available entries of account up to entry id.
 func (s *Service) sumThrough(ctx context.Context, account string, id int64) (int64, error) {
-	rows, err := s.db.Client(ctx).QueryContext(ctx, historySumQuery(s.db.IsPostgres()), account, string(Available), id)
+	rows, err := s.db.Reader().QueryContext(ctx, historySumQuery(s.db.IsPostgres()), account, string(Available), id)
 	if err != nil {
 		return 0, err
 	}

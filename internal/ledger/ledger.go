@@ -100,8 +100,8 @@ func New(db *store.DB, c clock.Clock, sim rails.Simulations) *Service {
 // idempotent and safe to run from several instances at once.
 func (s *Service) Setup(ctx context.Context) error {
 	now := s.clock.Now()
-	return s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	return s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		var rows []*ent.LedgerAccountCreate
 		for _, mode := range []string{tenant.Test, tenant.Live} {
 			for _, cur := range money.All() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/ledger"
@@ -52,7 +53,7 @@ func each(t *testing.T, fn func(t *testing.T, f *fixture)) {
 
 func (f *fixture) balance(t *testing.T, tn tenant.Tenant, c money.Currency) ledger.Balance {
 	t.Helper()
-	b, err := f.l.Balance(tenant.With(f.ctx, tn), c)
+	b, err := f.l.Balance(tenant.With(f.ctx, tn), nil, c)
 	if err != nil {
 		t.Fatalf("balance: %v", err)
 	}
@@ -69,7 +70,7 @@ func (f *fixture) expect(t *testing.T, tn tenant.Tenant, c money.Currency, avail
 
 func (f *fixture) entryCount(t *testing.T) int {
 	t.Helper()
-	n, err := f.db.Client(f.ctx).LedgerEntry.Query().Count(f.ctx)
+	n, err := f.db.Reader().LedgerEntry.Query().Count(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func (f *fixture) entryCount(t *testing.T) int {
 
 func (f *fixture) credit(t *testing.T, tn tenant.Tenant, c money.Currency, amount int64) ledger.Posting {
 	t.Helper()
-	p, err := f.l.Credit(f.ctx, ledger.Posting{TransactionRef: "DEP-test", Memo: "deposit"}, tn, ledger.RailsClearing, c, amount)
+	p, err := f.l.Credit(f.ctx, nil, ledger.Posting{TransactionRef: "DEP-test", Memo: "deposit"}, tn, ledger.RailsClearing, c, amount)
 	if err != nil {
 		t.Fatalf("credit: %v", err)
 	}
@@ -120,7 +121,7 @@ func TestPostValidation(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		for _, tt := range tests {
 			before := f.entryCount(t)
-			_, err := f.l.Post(f.ctx, ledger.Posting{Memo: tt.name, Entries: tt.entries})
+			_, err := f.l.Post(f.ctx, nil, ledger.Posting{Memo: tt.name, Entries: tt.entries})
 			if tt.want == nil {
 				if err != nil {
 					t.Errorf("%s: %v", tt.name, err)
@@ -142,7 +143,7 @@ func TestPostValidation(t *testing.T) {
 func TestCreditDebit(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		// A debit of an account that does not exist yet is a zero balance.
-		_, err := f.l.Debit(f.ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 1)
+		_, err := f.l.Debit(f.ctx, nil, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 1)
 		if !isInsufficient(err) || !strings.Contains(err.Error(), "insufficient balance: 0 NGN available, 0.01 NGN needed") {
 			t.Fatalf("debit of a missing account: %v", err)
 		}
@@ -151,12 +152,12 @@ func TestCreditDebit(t *testing.T) {
 			t.Errorf("posting: %+v", p)
 		}
 		f.expect(t, acme, money.NGN, 100050, 0)
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{TransactionRef: "WTH-1"}, acme, ledger.PayoutsInFlight, money.NGN, 40000); err != nil {
+		if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{TransactionRef: "WTH-1"}, acme, ledger.PayoutsInFlight, money.NGN, 40000); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.NGN, 60050, 0)
 		before := f.entryCount(t)
-		_, err = f.l.Debit(f.ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 60051)
+		_, err = f.l.Debit(f.ctx, nil, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 60051)
 		if !isInsufficient(err) {
 			t.Fatalf("overdraft: %v", err)
 		}
@@ -168,7 +169,7 @@ func TestCreditDebit(t *testing.T) {
 		}
 		f.expect(t, acme, money.NGN, 60050, 0)
 		// The exact balance can be taken.
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 60050); err != nil {
+		if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, 60050); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.NGN, 0, 0)
@@ -177,10 +178,10 @@ func TestCreditDebit(t *testing.T) {
 		f.expect(t, acme, money.GHS, 0, 0)
 		f.expect(t, tenant.Tenant{MerchantID: acme.MerchantID, Mode: tenant.Live}, money.NGN, 0, 0)
 		// Helpers refuse non-positive amounts and ready-made entries.
-		if _, err := f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.RailsClearing, money.NGN, 0); !errors.Is(err, ledger.ErrInvalid) {
+		if _, err := f.l.Credit(f.ctx, nil, ledger.Posting{}, acme, ledger.RailsClearing, money.NGN, 0); !errors.Is(err, ledger.ErrInvalid) {
 			t.Errorf("credit 0: %v", err)
 		}
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{}, acme, ledger.Fees, money.NGN, -5); !errors.Is(err, ledger.ErrInvalid) {
+		if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{}, acme, ledger.Fees, money.NGN, -5); !errors.Is(err, ledger.ErrInvalid) {
 			t.Errorf("debit -5: %v", err)
 		}
 	})
@@ -189,13 +190,13 @@ func TestCreditDebit(t *testing.T) {
 func TestRollbackWithCaller(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		f.credit(t, acme, money.USD, 1000)
-		err := f.db.Tx(f.ctx, func(ctx context.Context) error {
-			if _, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.RailsClearing, money.USD, 500); err != nil {
+		err := f.db.Within(f.ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			if _, err := f.l.Credit(ctx, tx, ledger.Posting{}, acme, ledger.RailsClearing, money.USD, 500); err != nil {
 				return err
 			}
 			// The posting's entries and the credit above are written, and
 			// the refused debit makes the whole transaction roll back.
-			_, err := f.l.Debit(ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.USD, 2000)
+			_, err := f.l.Debit(ctx, tx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.USD, 2000)
 			return err
 		})
 		if !isInsufficient(err) {
@@ -206,11 +207,11 @@ func TestRollbackWithCaller(t *testing.T) {
 			t.Errorf("%d entries, want 2", n)
 		}
 		// A debit covered by a credit earlier in the same transaction works.
-		err = f.db.Tx(f.ctx, func(ctx context.Context) error {
-			if _, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.RailsClearing, money.USD, 1500); err != nil {
+		err = f.db.Within(f.ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			if _, err := f.l.Credit(ctx, tx, ledger.Posting{}, acme, ledger.RailsClearing, money.USD, 1500); err != nil {
 				return err
 			}
-			_, err := f.l.Debit(ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.USD, 2500)
+			_, err := f.l.Debit(ctx, tx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.USD, 2500)
 			return err
 		})
 		if err != nil {
@@ -223,10 +224,10 @@ func TestRollbackWithCaller(t *testing.T) {
 func TestDuplicatePostingID(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		p := ledger.Posting{ID: "DEP-1:credit", TransactionRef: "DEP-1"}
-		if _, err := f.l.Credit(f.ctx, p, acme, ledger.RailsClearing, money.NGN, 700); err != nil {
+		if _, err := f.l.Credit(f.ctx, nil, p, acme, ledger.RailsClearing, money.NGN, 700); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.l.Credit(f.ctx, p, acme, ledger.RailsClearing, money.NGN, 700)
+		_, err := f.l.Credit(f.ctx, nil, p, acme, ledger.RailsClearing, money.NGN, 700)
 		if !errors.Is(err, ledger.ErrDuplicatePosting) {
 			t.Fatalf("second posting with one id: %v", err)
 		}
@@ -237,7 +238,7 @@ func TestDuplicatePostingID(t *testing.T) {
 func TestReverse(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		credit := f.credit(t, acme, money.BTC, 150_000_000)
-		debit, err := f.l.Post(f.ctx, ledger.Posting{ID: "WTH-9:debit", TransactionRef: "WTH-9", Entries: []ledger.Entry{
+		debit, err := f.l.Post(f.ctx, nil, ledger.Posting{ID: "WTH-9:debit", TransactionRef: "WTH-9", Entries: []ledger.Entry{
 			{Account: ledger.MerchantAccount(acme, money.BTC), Amount: -100_000_000},
 			{Account: ledger.SystemAccount(tenant.Test, money.BTC, ledger.PayoutsInFlight), Amount: 99_000_000},
 			{Account: ledger.SystemAccount(tenant.Test, money.BTC, ledger.Fees), Amount: 1_000_000},
@@ -248,10 +249,10 @@ func TestReverse(t *testing.T) {
 		f.expect(t, acme, money.BTC, 50_000_000, 0)
 
 		// Taking back the credit would overdraw: refused, nothing written.
-		if _, err := f.l.Reverse(f.ctx, credit.ID, ""); !isInsufficient(err) {
+		if _, err := f.l.Reverse(f.ctx, nil, credit.ID, ""); !isInsufficient(err) {
 			t.Fatalf("reverse of a spent credit: %v", err)
 		}
-		rev, err := f.l.Reverse(f.ctx, debit.ID, "payout failed")
+		rev, err := f.l.Reverse(f.ctx, nil, debit.ID, "payout failed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,13 +265,13 @@ func TestReverse(t *testing.T) {
 			}
 		}
 		f.expect(t, acme, money.BTC, 150_000_000, 0)
-		if _, err := f.l.Reverse(f.ctx, debit.ID, ""); !errors.Is(err, ledger.ErrAlreadyReversed) {
+		if _, err := f.l.Reverse(f.ctx, nil, debit.ID, ""); !errors.Is(err, ledger.ErrAlreadyReversed) {
 			t.Errorf("second reversal: %v", err)
 		}
-		if _, err := f.l.Reverse(f.ctx, "no-such-posting", ""); !errors.Is(err, ledger.ErrNotFound) {
+		if _, err := f.l.Reverse(f.ctx, nil, "no-such-posting", ""); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("reversal of nothing: %v", err)
 		}
-		if _, err := f.l.Reverse(f.ctx, credit.ID, ""); err != nil {
+		if _, err := f.l.Reverse(f.ctx, nil, credit.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.BTC, 0, 0)
@@ -280,34 +281,34 @@ func TestReverse(t *testing.T) {
 func TestPendingMoves(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		f.credit(t, acme, money.GHS, 1000)
-		if _, err := f.l.Move(f.ctx, ledger.Posting{}, acme, money.GHS, ledger.Available, ledger.Pending, 300); err != nil {
+		if _, err := f.l.Move(f.ctx, nil, ledger.Posting{}, acme, money.GHS, ledger.Available, ledger.Pending, 300); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.GHS, 700, 300)
-		if _, err := f.l.Move(f.ctx, ledger.Posting{}, acme, money.GHS, ledger.Available, ledger.Pending, 701); !isInsufficient(err) {
+		if _, err := f.l.Move(f.ctx, nil, ledger.Posting{}, acme, money.GHS, ledger.Available, ledger.Pending, 701); !isInsufficient(err) {
 			t.Fatalf("hold beyond available: %v", err)
 		}
-		_, err := f.l.Move(f.ctx, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Available, 301)
+		_, err := f.l.Move(f.ctx, nil, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Available, 301)
 		if !isInsufficient(err) || apperr.As(err).Message != "insufficient pending balance: 3 GHS pending, 3.01 GHS needed" {
 			t.Fatalf("release beyond pending: %v", err)
 		}
 		f.expect(t, acme, money.GHS, 700, 300)
 		// Settle part of the hold to the rails, release the rest.
-		if _, err := f.l.Post(f.ctx, ledger.Posting{Entries: []ledger.Entry{
+		if _, err := f.l.Post(f.ctx, nil, ledger.Posting{Entries: []ledger.Entry{
 			{Account: ledger.MerchantAccount(acme, money.GHS), Bucket: ledger.Pending, Amount: -200},
 			{Account: ledger.SystemAccount(tenant.Test, money.GHS, ledger.PayoutsInFlight), Amount: 200},
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.l.Move(f.ctx, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Available, 100); err != nil {
+		if _, err := f.l.Move(f.ctx, nil, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Available, 100); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.GHS, 800, 0)
-		if _, err := f.l.Move(f.ctx, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Pending, 1); !errors.Is(err, ledger.ErrInvalid) {
+		if _, err := f.l.Move(f.ctx, nil, ledger.Posting{}, acme, money.GHS, ledger.Pending, ledger.Pending, 1); !errors.Is(err, ledger.ErrInvalid) {
 			t.Errorf("move to itself: %v", err)
 		}
 		// Credit straight into pending, on an account that does not exist yet.
-		if _, err := f.l.Post(f.ctx, ledger.Posting{Entries: []ledger.Entry{
+		if _, err := f.l.Post(f.ctx, nil, ledger.Posting{Entries: []ledger.Entry{
 			{Account: ledger.SystemAccount(tenant.Test, money.ETH, ledger.RailsClearing), Amount: -5},
 			{Account: ledger.MerchantAccount(other, money.ETH), Bucket: ledger.Pending, Amount: 5},
 		}}); err != nil {
@@ -417,7 +418,7 @@ func TestSetup(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		n, err := f.db.Client(f.ctx).LedgerAccount.Query().Count(f.ctx)
+		n, err := f.db.Reader().LedgerAccount.Query().Count(f.ctx)
 		if err != nil || n != 2*len(money.All())*len(ledger.SystemKinds()) {
 			t.Fatalf("%d system accounts, %v", n, err)
 		}
@@ -466,7 +467,7 @@ func TestConcurrentDebits(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := f.l.Debit(f.ctx, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, share)
+				_, err := f.l.Debit(f.ctx, nil, ledger.Posting{}, acme, ledger.PayoutsInFlight, money.NGN, share)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -483,11 +484,11 @@ func TestConcurrentDebits(t *testing.T) {
 				<-start
 				// Each sits inside a transaction that does more work first,
 				// the way an operation does.
-				err := f.db.Tx(f.ctx, func(ctx context.Context) error {
-					if _, err := f.l.Move(ctx, ledger.Posting{}, other, money.NGN, ledger.Available, ledger.Pending, share); err != nil {
+				err := f.db.Within(f.ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+					if _, err := f.l.Move(ctx, tx, ledger.Posting{}, other, money.NGN, ledger.Available, ledger.Pending, share); err != nil {
 						return err
 					}
-					_, err := f.l.Post(ctx, ledger.Posting{Entries: []ledger.Entry{
+					_, err := f.l.Post(ctx, tx, ledger.Posting{Entries: []ledger.Entry{
 						{Account: ledger.MerchantAccount(other, money.NGN), Bucket: ledger.Pending, Amount: -share},
 						{Account: ledger.SystemAccount(tenant.Test, money.NGN, ledger.PayoutsInFlight), Amount: share - 45},
 						{Account: ledger.SystemAccount(tenant.Test, money.NGN, ledger.Fees), Amount: 45},
@@ -522,14 +523,14 @@ func TestCreditPastTheLargestBalance(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		ctx := tenant.With(f.ctx, acme)
 		near := int64(math.MaxInt64 - 10)
-		if _, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, near); err != nil {
+		if _, err := f.l.Credit(ctx, nil, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, near); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.l.Credit(ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, 11)
+		_, err := f.l.Credit(ctx, nil, ledger.Posting{}, acme, ledger.SandboxFunding, money.BTC, 11)
 		if apperr.KindOf(err) != apperr.Validation || len(apperr.As(err).Fields) != 1 || apperr.As(err).Fields[0].Field != "amount" {
 			t.Fatalf("credit past the largest balance: %v", err)
 		}
-		if b, err := f.l.Balance(ctx, money.BTC); err != nil || b.Available != near {
+		if b, err := f.l.Balance(ctx, nil, money.BTC); err != nil || b.Available != near {
 			t.Fatalf("balance after the refusal: %+v %v", b, err)
 		}
 		if err := ledger.Check(context.Background(), f.db); err != nil {
@@ -550,7 +551,7 @@ func TestConcurrentFirstCredits(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := f.l.Credit(f.ctx, ledger.Posting{Memo: "deposit"}, tn, ledger.RailsClearing, money.GHS, 100)
+					_, err := f.l.Credit(f.ctx, nil, ledger.Posting{Memo: "deposit"}, tn, ledger.RailsClearing, money.GHS, 100)
 					errs <- err
 				}()
 			}

@@ -43,7 +43,7 @@ func TestPayoutCarriesRows(t *testing.T) {
 			return f.payout(t, amount, "rows", rows...)
 		}
 		records := func() int {
-			n, err := f.db.Client(f.ctx).IdempotencyRecord.Query().Count(f.ctx)
+			n, err := f.db.Reader().IdempotencyRecord.Query().Count(f.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,15 +102,16 @@ func add(a, b int64) (int64, bool) {
 	return s, true
 }
 
-// Post writes p in the transaction carried by ctx (or its own): one bulk
+// Post writes p in tx, the caller's transaction handed to it as an argument
+// (with tx nil, in one of its own): one bulk
 // insert of the entries, then the balance changes of tracking accounts,
 // creating a merchant's account on its first credit. A decrease the balance
 // cannot cover fails with apperr.InsufficientBalance; the caller's
-// transaction must then roll back (returning the error from db.Tx does),
+// transaction must then roll back (returning the error from db.Within does),
 // since the entries were already inserted. It returns p with ID and
 // CreatedAt set.
-func (s *Service) Post(ctx context.Context, p Posting) (Posting, error) {
-	ps, err := s.PostAll(ctx, []Posting{p})
+func (s *Service) Post(ctx context.Context, tx *ent.Tx, p Posting) (Posting, error) {
+	ps, err := s.PostAll(ctx, tx, []Posting{p})
 	if err != nil {
 		return Posting{}, err
 	}
@@ -121,38 +122,23 @@ func (s *Service) Post(ctx context.Context, p Posting) (Posting, error) {
 // under both databases' limits.
 const maxEntriesPerInsert = 1000
 
-// PostAll writes postings as Post writes one, in one transaction: the
+// PostAll writes postings as Post writes one, in one transaction (tx, or
+// one of its own when tx is nil): the
 // entries of all of them in one insert (workers settling a batch), then
 // each posting's balance changes in order. It fails as a whole: a
 // duplicate posting id fails with ErrDuplicatePosting naming the first.
-func (s *Service) PostAll(ctx context.Context, postings []Posting) ([]Posting, error) {
+func (s *Service) PostAll(ctx context.Context, tx *ent.Tx, postings []Posting) ([]Posting, error) {
 	out, plans, err := planAll(postings)
 	if err != nil {
 		return nil, err
-	}
-	err = s.db.Tx(ctx, func(ctx context.Context) error {
-		return s.postAll(ctx, s.db.Client(ctx), out, plans)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// PostIn is Post in tx, the caller's transaction handed to it as an
-// argument (with tx nil, in one of its own).
-func (s *Service) PostIn(ctx context.Context, tx *ent.Tx, p Posting) (Posting, error) {
-	out, plans, err := planAll([]Posting{p})
-	if err != nil {
-		return Posting{}, err
 	}
 	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		return s.postAll(ctx, tx.Client(), out, plans)
 	})
 	if err != nil {
-		return Posting{}, err
+		return nil, err
 	}
-	return out[0], nil
+	return out, nil
 }
 
 // planAll gives each of postings its ID when it has none and plans its

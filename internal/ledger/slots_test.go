@@ -17,7 +17,7 @@ import (
 // slots returns the available amounts of acme's NGN slots, by slot.
 func (f *fixture) slots(t *testing.T) []int64 {
 	t.Helper()
-	rows, err := f.db.Client(f.ctx).BalanceSlot.Query().
+	rows, err := f.db.Reader().BalanceSlot.Query().
 		Where(balanceslot.AccountID(ledger.MerchantAccount(acme, money.NGN).ID())).All(f.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestSlots(t *testing.T) {
 		}
 		// Another decrease than a payout's works on the row: its 996
 		// cover 990, though no slot would, and the slots stay as they are.
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "fee"}, acme, ledger.PayoutsInFlight, money.NGN, 990); err != nil {
+		if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{Memo: "fee"}, acme, ledger.PayoutsInFlight, money.NGN, 990); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.NGN, 7_910, 0)
@@ -86,7 +86,7 @@ func TestSlots(t *testing.T) {
 		}
 		// Another decrease than a payout's, which the row cannot cover,
 		// gathers the slots into the row.
-		if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 6_000); err != nil {
+		if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 6_000); err != nil {
 			t.Fatal(err)
 		}
 		f.expect(t, acme, money.NGN, 410, 0)
@@ -110,11 +110,11 @@ func TestSlots(t *testing.T) {
 
 		// With 260 spread, the row holds a ninth: a credit the row could
 		// take but the whole balance could not is refused.
-		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, math.MaxInt64-260)
+		_, err = f.l.Credit(f.ctx, nil, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, math.MaxInt64-260)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.l.Credit(f.ctx, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, 1)
+		_, err = f.l.Credit(f.ctx, nil, ledger.Posting{}, acme, ledger.SandboxFunding, money.NGN, 1)
 		if apperr.KindOf(err) != apperr.Validation {
 			t.Fatalf("credit past the largest balance with slots: %v", err)
 		}
@@ -188,7 +188,7 @@ func TestSlotsBalanceReadsAreConsistent(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					b, err := f.l.Balance(ctx, money.NGN)
+					b, err := f.l.Balance(ctx, nil, money.NGN)
 					if err != nil {
 						t.Error(err)
 						return
@@ -209,7 +209,7 @@ func TestSlotsBalanceReadsAreConsistent(t *testing.T) {
 			if err := f.payout(t, 30_000, fmt.Sprint("r", round)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.l.Debit(f.ctx, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 30_000); err != nil {
+			if _, err := f.l.Debit(f.ctx, nil, ledger.Posting{Memo: "swap"}, acme, ledger.FX, money.NGN, 30_000); err != nil {
 				t.Fatal(err)
 			}
 		}

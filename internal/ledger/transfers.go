@@ -26,22 +26,12 @@ func (s *Service) pair(p Posting, a, b Entry) (Posting, error) {
 // Credit moves amount (minor units, > 0) from the service's account of kind
 // `from` to t's available balance in currency c. p gives the posting's ID,
 // TransactionRef and Memo; its Entries must be empty.
-func (s *Service) Credit(ctx context.Context, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
+func (s *Service) Credit(ctx context.Context, tx *ent.Tx, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
 	p, err := s.credit(p, t, from, c, amount)
 	if err != nil {
 		return Posting{}, err
 	}
-	return s.Post(ctx, p)
-}
-
-// CreditIn is Credit in tx, the caller's transaction handed to it as an
-// argument (with tx nil, in one of its own).
-func (s *Service) CreditIn(ctx context.Context, tx *ent.Tx, p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
-	p, err := s.credit(p, t, from, c, amount)
-	if err != nil {
-		return Posting{}, err
-	}
-	return s.PostIn(ctx, tx, p)
+	return s.Post(ctx, tx, p)
 }
 
 func (s *Service) credit(p Posting, t tenant.Tenant, from Kind, c money.Currency, amount int64) (Posting, error) {
@@ -53,20 +43,20 @@ func (s *Service) credit(p Posting, t tenant.Tenant, from Kind, c money.Currency
 // Debit moves amount (minor units, > 0) from t's available balance in
 // currency c to the service's account of kind `to`; apperr.InsufficientBalance
 // when the balance cannot cover it.
-func (s *Service) Debit(ctx context.Context, p Posting, t tenant.Tenant, to Kind, c money.Currency, amount int64) (Posting, error) {
+func (s *Service) Debit(ctx context.Context, tx *ent.Tx, p Posting, t tenant.Tenant, to Kind, c money.Currency, amount int64) (Posting, error) {
 	p, err := s.pair(p,
 		Entry{Account: MerchantAccount(t, c), Bucket: Available, Amount: -amount},
 		Entry{Account: SystemAccount(t.Mode, c, to), Bucket: Available, Amount: amount})
 	if err != nil {
 		return Posting{}, err
 	}
-	return s.Post(ctx, p)
+	return s.Post(ctx, tx, p)
 }
 
 // Move moves amount (minor units, > 0) between t's buckets in currency c:
 // Available→Pending holds funds, Pending→Available releases them.
 // apperr.InsufficientBalance when the source bucket cannot cover it.
-func (s *Service) Move(ctx context.Context, p Posting, t tenant.Tenant, c money.Currency, from, to Bucket, amount int64) (Posting, error) {
+func (s *Service) Move(ctx context.Context, tx *ent.Tx, p Posting, t tenant.Tenant, c money.Currency, from, to Bucket, amount int64) (Posting, error) {
 	if from == to {
 		return Posting{}, fmt.Errorf("%w: move from %s to itself", ErrInvalid, from)
 	}
@@ -75,7 +65,7 @@ func (s *Service) Move(ctx context.Context, p Posting, t tenant.Tenant, c money.
 	if err != nil {
 		return Posting{}, err
 	}
-	return s.Post(ctx, p)
+	return s.Post(ctx, tx, p)
 }
 
 // ReversalID is the id of the posting that reverses postingID; being
@@ -84,15 +74,16 @@ func ReversalID(postingID string) string { return postingID + ":reversal" }
 
 // Reverse posts the exact opposite of posting postingID (same accounts and
 // buckets, negated amounts, same transaction reference) under
-// ReversalID(postingID), in the transaction carried by ctx (or its own).
+// ReversalID(postingID), in tx, the caller's transaction (with tx nil, in
+// one of its own).
 // ErrNotFound when there is no such posting, ErrAlreadyReversed when it was
 // reversed before, apperr.InsufficientBalance when a merchant's balance no
 // longer covers taking back a credit.
-func (s *Service) Reverse(ctx context.Context, postingID, memo string) (Posting, error) {
+func (s *Service) Reverse(ctx context.Context, tx *ent.Tx, postingID, memo string) (Posting, error) {
 	revID := ReversalID(postingID)
 	var out Posting
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		rows, err := s.db.Client(ctx).LedgerEntry.Query().
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		rows, err := tx.Client().LedgerEntry.Query().
 			Where(ledgerentry.PostingIDIn(postingID, revID)).
 			Order(ent.Asc(ledgerentry.FieldSeq)).All(ctx)
 		if err != nil {
@@ -116,7 +107,7 @@ func (s *Service) Reverse(ctx context.Context, postingID, memo string) (Posting,
 		if rev.Memo == "" {
 			rev.Memo = "reversal of " + postingID
 		}
-		out, err = s.Post(ctx, rev)
+		out, err = s.Post(ctx, tx, rev)
 		if errors.Is(err, ErrDuplicatePosting) {
 			return fmt.Errorf("%w: %q", ErrAlreadyReversed, postingID)
 		}

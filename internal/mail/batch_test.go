@@ -67,7 +67,7 @@ func startMailer(t *testing.T, url string, smtp *mail.SMTP, n int) *mailerRun {
 	clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
 	sys := tenant.System(context.Background())
 	now := clk.Now()
-	if err := db.Client(sys).Merchant.Create().SetID("m_1").SetName("Ada's Shop").SetEmail("ada@example.com").
+	if err := db.Reader().Merchant.Create().SetID("m_1").SetName("Ada's Shop").SetEmail("ada@example.com").
 		SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func startMailer(t *testing.T, url string, smtp *mail.SMTP, n int) *mailerRun {
 		ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
 		evs = append(evs, ev)
 	}
-	if err := db.Tx(sys, func(ctx context.Context) error { return m.EnqueueAll(ctx, evs) }); err != nil {
+	if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueIn(ctx, tx, evs) }); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,7 +98,7 @@ func startMailer(t *testing.T, url string, smtp *mail.SMTP, n int) *mailerRun {
 
 func (r *mailerRun) emails(t *testing.T) []*ent.EmailNotification {
 	t.Helper()
-	rows, err := r.db.Client(r.sys).EmailNotification.Query().Order(ent.Asc(emailnotification.FieldID)).All(r.sys)
+	rows, err := r.db.Reader().EmailNotification.Query().Order(ent.Asc(emailnotification.FieldID)).All(r.sys)
 	if err != nil {
 		t.Fatal(err)
 	}

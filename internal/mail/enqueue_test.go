@@ -27,7 +27,7 @@ import (
 func TestEnqueueWithoutPayload(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db, sys, ob, m := newMailEnv(t, url, [3]string{"m_1", "Ada's Shop", "ada@example.com"})
-		c := db.Client(sys)
+		c := db.Reader()
 		whole, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
 		orphan, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_gone", Mode: tenant.Test}, "deposit.success")
 		if len(whole.Payload) == 0 {
@@ -36,7 +36,7 @@ func TestEnqueueWithoutPayload(t *testing.T) {
 		for _, ev := range []*ent.Event{whole, orphan} {
 			bare := *ev
 			bare.Payload = nil
-			if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, &bare) }); err != nil {
+			if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.Enqueue(ctx, tx, &bare) }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,7 +57,7 @@ func TestEnqueueWithoutPayload(t *testing.T) {
 		if _, err := c.EmailNotification.Delete().Where(emailnotification.ID(e.ID)).Exec(sys); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, whole) }); err != nil {
+		if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.Enqueue(ctx, tx, whole) }); err != nil {
 			t.Fatal(err)
 		}
 		again, err := c.EmailNotification.Query().Only(sys)
@@ -91,7 +91,7 @@ func newMailEnvSMTP(t *testing.T, url string, smtp *mail.SMTP, merchants ...[3]s
 	sys := tenant.System(context.Background())
 	now := clk.Now()
 	for _, mer := range merchants {
-		if err := db.Client(sys).Merchant.Create().SetID(mer[0]).SetName(mer[1]).SetEmail(mer[2]).
+		if err := db.Reader().Merchant.Create().SetID(mer[0]).SetName(mer[1]).SetEmail(mer[2]).
 			SetCreatedAt(now).SetUpdatedAt(now).Exec(sys); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func testEnqueueAllBatch(t *testing.T, smtp *mail.SMTP, want string) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db, sys, ob, m := newMailEnvSMTP(t, url, smtp,
 			[3]string{"m_1", "Ada's Shop", "m_1@example.com"}, [3]string{"m_2", "Kofi Ltd", "m_2@example.com"})
-		c := db.Client(sys)
+		c := db.Reader()
 		emit := func(merchant, typ string) *ent.Event {
 			ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: merchant, Mode: tenant.Test}, typ)
 			return ev
@@ -144,7 +144,7 @@ func testEnqueueAllBatch(t *testing.T, smtp *mail.SMTP, want string) {
 			in[i] = &cp
 		}
 		for range 2 {
-			if err := db.Tx(sys, func(ctx context.Context) error { return m.EnqueueAll(ctx, in) }); err != nil {
+			if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueIn(ctx, tx, in) }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -177,18 +177,18 @@ func TestKeptLoggedAfterCommit(t *testing.T) {
 		m := mail.New(db, clock.NewFake(time.Now()), mail.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 		ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
 		rollback := errors.New("rolled back")
-		if err := db.Tx(sys, func(ctx context.Context) error {
-			if err := m.Enqueue(ctx, ev); err != nil {
+		if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error {
+			if err := m.Enqueue(ctx, tx, ev); err != nil {
 				return err
 			}
 			return rollback
 		}); !errors.Is(err, rollback) {
 			t.Fatal(err)
 		}
-		if n, err := db.Client(sys).EmailNotification.Query().Count(sys); err != nil || n != 0 || logs.Len() != 0 {
+		if n, err := db.Reader().EmailNotification.Query().Count(sys); err != nil || n != 0 || logs.Len() != 0 {
 			t.Fatalf("rolled back: %d e-mails, %v; logged %q", n, err, logs.String())
 		}
-		if err := db.Tx(sys, func(ctx context.Context) error { return m.Enqueue(ctx, ev) }); err != nil {
+		if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.Enqueue(ctx, tx, ev) }); err != nil {
 			t.Fatal(err)
 		}
 		subject, _ := mail.Compose(ev, "Ada's Shop")

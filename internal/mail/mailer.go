@@ -94,20 +94,34 @@ func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 	return m
 }
 
-// Enqueue keeps the e-mail about ev, as EnqueueAll does.
-func (m *Mailer) Enqueue(ctx context.Context, ev *ent.Event) error {
-	return m.EnqueueAll(ctx, []*ent.Event{ev})
+// Enqueue keeps the e-mail about ev in tx, as EnqueueIn does.
+func (m *Mailer) Enqueue(ctx context.Context, tx *ent.Tx, ev *ent.Event) error {
+	return m.EnqueueIn(ctx, tx, []*ent.Event{ev})
 }
 
-// EnqueueAll keeps the e-mails about evs whose types notify, in the
-// transaction carried by ctx (the dispatcher's fan-out of a batch): one
-// query for their merchants, one for the payloads the events came without
-// (the fan-out does not read them), one insert. With SMTP they are pending
-// for Run to send; without it they are written kept, and logged once the
-// transaction commits. It is safe to call twice for an event. An event
-// whose merchant does not exist queues nothing: failing would hold up
-// every later event.
+// EnqueueIn keeps the e-mails about evs whose types notify, in tx, the
+// caller's transaction (the dispatcher's fan-out of a batch): one query for
+// their merchants, one for the payloads the events came without (the
+// fan-out does not read them), one insert. With SMTP they are pending for
+// Run to send; without it they are written kept, and logged once tx
+// commits. It is safe to call twice for an event. An event whose merchant
+// does not exist queues nothing: failing would hold up every later event.
+func (m *Mailer) EnqueueIn(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
+	return m.enqueue(ctx, tx.Client(), func(fn func()) { store.OnCommit(tx, fn) }, evs)
+}
+
+// EnqueueAll is EnqueueIn in the transaction the webhook dispatcher's
+// fan-out carries in ctx, the one shape its FanOut hook takes.
+//
+// Deprecated: kept until internal/webhooks hands FanOut its transaction as
+// an argument; then the hook is EnqueueIn.
 func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
+	return m.enqueue(ctx, m.db.Client(ctx), func(fn func()) { store.AfterCommit(ctx, fn) }, evs)
+}
+
+// enqueue is EnqueueIn writing through c, the client of the caller's
+// transaction, and running fn after it commits with onCommit.
+func (m *Mailer) enqueue(ctx context.Context, c *ent.Client, onCommit func(fn func()), evs []*ent.Event) error {
 	var notify []*ent.Event
 	merchantIDs := map[string]bool{}
 	var bare []int64
@@ -124,7 +138,6 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 	if len(notify) == 0 {
 		return nil
 	}
-	c := m.db.Client(ctx)
 	mers, err := c.Merchant.Query().Where(merchant.IDIn(slices.Collect(maps.Keys(merchantIDs))...)).
 		Select(merchant.FieldID, merchant.FieldName, merchant.FieldEmail).All(ctx)
 	if err != nil {
@@ -178,13 +191,13 @@ func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
 		return nil
 	}
 	if m.cfg.SMTP == nil {
-		store.AfterCommit(ctx, func() {
+		onCommit(func() {
 			for _, k := range kept {
 				k.log(m.cfg.Log)
 			}
 		})
 	} else {
-		store.AfterCommit(ctx, m.Wake)
+		onCommit(m.Wake)
 	}
 	return c.EmailNotification.CreateBulk(rows...).
 		OnConflictColumns(emailnotification.FieldEventID).DoNothing().Exec(ctx)
@@ -331,31 +344,29 @@ func (k keptMail) log(l *slog.Logger) {
 // and found pending after a restart without it.
 func keep(u *ent.EmailNotificationUpdate) { u.SetStatus(StatusKept).ClearNextAttemptAt() }
 
-// finishAll records outs in the transaction carried by ctx. Without SMTP
-// every e-mail was kept, the same update for all: one for the batch;
-// otherwise one each (see finish).
-func (m *Mailer) finishAll(ctx context.Context, outs []outcome) error {
+// finishAll records outs in tx. Without SMTP every e-mail was kept, the
+// same update for all: one for the batch; otherwise one each (see finish).
+func (m *Mailer) finishAll(ctx context.Context, tx *ent.Tx, outs []outcome) error {
 	if m.cfg.SMTP == nil {
 		ids := make([]string, len(outs))
 		for i, o := range outs {
 			ids[i] = o.e.ID
 		}
-		u := m.release(ctx, ids...)
+		u := m.release(tx, ids...)
 		keep(u)
 		return u.Exec(ctx)
 	}
 	for _, o := range outs {
-		if err := m.finish(ctx, o); err != nil {
+		if err := m.finish(ctx, tx, o); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// finish records o and releases the lease, if it is still ours, in the
-// transaction carried by ctx.
-func (m *Mailer) finish(ctx context.Context, o outcome) error {
-	u := m.release(ctx, o.e.ID)
+// finish records o and releases the lease, if it is still ours, in tx.
+func (m *Mailer) finish(ctx context.Context, tx *ent.Tx, o outcome) error {
+	u := m.release(tx, o.e.ID)
 	o.set(u)
 	_, err := u.Save(ctx)
 	return err
@@ -363,8 +374,8 @@ func (m *Mailer) finish(ctx context.Context, o outcome) error {
 
 // release is the update of the e-mails ids that ends their lease, if it is
 // still ours; the caller adds the outcome.
-func (m *Mailer) release(ctx context.Context, ids ...string) *ent.EmailNotificationUpdate {
-	return m.db.Client(ctx).EmailNotification.Update().
+func (m *Mailer) release(tx *ent.Tx, ids ...string) *ent.EmailNotificationUpdate {
+	return tx.Client().EmailNotification.Update().
 		Where(emailnotification.IDIn(ids...), emailnotification.LeaseOwner(m.owner)).
 		ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(m.clock.Now())
 }

@@ -99,7 +99,7 @@ func (s *Service) Keys(ctx context.Context) ([]Key, error) {
 		return nil, tenant.ErrNoTenant
 	}
 	now := s.clock.Now()
-	rows, err := s.db.Client(tenant.System(ctx)).APIKey.Query().
+	rows, err := s.db.Reader().APIKey.Query().
 		Where(apikey.MerchantID(t.MerchantID), apikey.Mode(t.Mode), apikey.RevokedAtIsNil(),
 			apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now))).
 		Order(ent.Desc(apikey.FieldCreatedAt), ent.Asc(apikey.FieldKind), ent.Asc(apikey.FieldID)).All(ctx)

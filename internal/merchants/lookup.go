@@ -54,7 +54,7 @@ func (s *Service) AuthenticateLookup(ctx context.Context, key string, l Lookup, 
 		return Principal{}, false, nil
 	}
 	hash, now := Hash(key), s.clock.Now()
-	rows, err := s.db.Client(ctx).QueryContext(ctx, l.query, hash, now, value)
+	rows, err := s.db.Reader().QueryContext(ctx, l.query, hash, now, value)
 	if err != nil {
 		return Principal{}, false, store.Classify(err)
 	}

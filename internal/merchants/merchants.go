@@ -143,8 +143,8 @@ func (s *Service) Create(ctx context.Context, name, email string) (Created, erro
 	}
 	ctx = tenant.System(ctx)
 	out := Created{MerchantID: uuid.NewString()}
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		now := s.clock.Now()
 		if err := c.Merchant.Create().SetID(out.MerchantID).SetName(name).SetEmail(email).
 			SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
@@ -180,7 +180,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Principal, erro
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
 	hash := Hash(key)
-	rows, err := s.db.Client(ctx).QueryContext(ctx, s.authQuery, hash, s.clock.Now())
+	rows, err := s.db.Reader().QueryContext(ctx, s.authQuery, hash, s.clock.Now())
 	if err != nil {
 		return Principal{}, store.Classify(err)
 	}
@@ -254,7 +254,7 @@ func (s *Service) KeysLive(ctx context.Context, hashes []string) (map[string]boo
 		return live, nil
 	}
 	ctx = tenant.System(ctx)
-	found, err := s.db.Client(ctx).APIKey.Query().
+	found, err := s.db.Reader().APIKey.Query().
 		Where(apikey.HashIn(hashes...), apikey.RevokedAtIsNil(),
 			apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(s.clock.Now()))).
 		Select(apikey.FieldHash).Strings(ctx)
@@ -286,12 +286,12 @@ func plausibleKey(key string) bool {
 
 // Count is the number of merchants.
 func (s *Service) Count(ctx context.Context) (int, error) {
-	return s.db.Client(tenant.System(ctx)).Merchant.Query().Count(ctx)
+	return s.db.Reader().Merchant.Query().Count(ctx)
 }
 
 // Get returns a merchant.
 func (s *Service) Get(ctx context.Context, id string) (*ent.Merchant, error) {
-	m, err := s.db.Client(tenant.System(ctx)).Merchant.Get(ctx, id)
+	m, err := s.db.Reader().Merchant.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "merchant not found")
 	}
@@ -301,7 +301,7 @@ func (s *Service) Get(ctx context.Context, id string) (*ent.Merchant, error) {
 // ByEmail returns the oldest merchant with the e-mail address email
 // (NOT_FOUND when there is none).
 func (s *Service) ByEmail(ctx context.Context, email string) (*ent.Merchant, error) {
-	m, err := s.db.Client(tenant.System(ctx)).Merchant.Query().Where(merchant.Email(email)).
+	m, err := s.db.Reader().Merchant.Query().Where(merchant.Email(email)).
 		Order(ent.Asc(merchant.FieldCreatedAt), ent.Asc(merchant.FieldID)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no merchant with this e-mail address")

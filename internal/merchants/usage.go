@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/ent/apikey"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -67,8 +68,8 @@ func (s *Service) FlushUsage(ctx context.Context) (int, error) {
 	}
 	ctx = tenant.System(ctx)
 	n := 0
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		for hash, at := range taken {
 			k, err := c.APIKey.Update().
 				Where(apikey.Hash(hash), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).

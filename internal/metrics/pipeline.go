@@ -123,7 +123,7 @@ type createdAt struct {
 var pendingTypes = []string{"WITHDRAWAL", "SWAP", "DEPOSIT"}
 
 func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric, error) {
-	c := p.db.Client(ctx)
+	c := p.db.Reader()
 	var out []prometheus.Metric
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))

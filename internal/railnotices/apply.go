@@ -16,9 +16,9 @@ import (
 )
 
 // payout moves the withdrawal the provider names on by its outcome.
-func (s *Service) payout(ctx context.Context, provider string, n rails.PayoutNotice) (result, error) {
+func (s *Service) payout(ctx context.Context, tx *ent.Tx, provider string, n rails.PayoutNotice) (result, error) {
 	r := result{kind: "payout", reference: n.ProviderReference}
-	t, err := s.Withdrawals.ByProviderReference(ctx, n.ProviderReference)
+	t, err := s.Withdrawals.ByProviderReference(ctx, tx, n.ProviderReference)
 	if err != nil {
 		return r, err
 	}
@@ -28,7 +28,7 @@ func (s *Service) payout(ctx context.Context, provider string, n rails.PayoutNot
 		s.log().Warn("provider payout notice for no payout of ours", "provider", provider, "provider_reference", n.ProviderReference)
 		return r, nil
 	}
-	outcome, detail, err := s.Withdrawals.ApplyNotice(ctx, t, n, s.Owner)
+	outcome, detail, err := s.Withdrawals.ApplyNotice(ctx, tx, t, n, s.Owner)
 	if err != nil {
 		return r, err
 	}
@@ -86,12 +86,12 @@ func (s *Service) inflow(ctx context.Context, tx *ent.Tx, provider string, n rai
 }
 
 // order ends the crypto-pay deposit of a paid or closed order.
-func (s *Service) order(ctx context.Context, provider string, n rails.OrderNotice) (result, error) {
+func (s *Service) order(ctx context.Context, tx *ent.Tx, provider string, n rails.OrderNotice) (result, error) {
 	r := result{kind: "order", reference: n.TradeNo}
 	if r.reference == "" {
 		r.reference = n.ProviderReference
 	}
-	t, err := s.CryptoPay.ByProviderReference(ctx, n.TradeNo, n.ProviderReference)
+	t, err := s.CryptoPay.ByProviderReference(ctx, tx, n.TradeNo, n.ProviderReference)
 	if err != nil {
 		return r, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) order(ctx context.Context, provider string, n rails.OrderNotic
 		r.detail = "no crypto-pay deposit of ours has this order at " + provider
 		return r, nil
 	}
-	outcome, detail, err := s.CryptoPay.ApplyOrder(ctx, t, n.Status, n.Amount, n.Currency)
+	outcome, detail, err := s.CryptoPay.ApplyOrder(ctx, tx, t, n.Status, n.Amount, n.Currency)
 	if err != nil {
 		return r, err
 	}

@@ -129,9 +129,6 @@ func (s *Service) Process(ctx context.Context, provider string, n rails.Notice, 
 	}
 	ctx = tenant.System(ctx)
 	err = s.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
-		// A payout's and an order's notices still reach their operations
-		// through the context; an inflow's deposit is handed tx.
-		ctx = store.WithTx(ctx, tx)
 		c := tx.Client()
 		seen, err := c.RailsNotice.Query().Where(railsnotice.Provider(provider), railsnotice.Key(n.Key)).Exist(ctx)
 		if err != nil {
@@ -173,11 +170,11 @@ type result struct {
 func (s *Service) apply(ctx context.Context, tx *ent.Tx, provider string, n rails.Notice) (result, error) {
 	switch {
 	case n.Payout != nil:
-		return s.payout(ctx, provider, *n.Payout)
+		return s.payout(ctx, tx, provider, *n.Payout)
 	case n.Inflow != nil:
 		return s.inflow(ctx, tx, provider, *n.Inflow)
 	case n.Order != nil:
-		return s.order(ctx, provider, *n.Order)
+		return s.order(ctx, tx, provider, *n.Order)
 	}
 	return result{kind: "other", outcome: Ignored}, nil
 }

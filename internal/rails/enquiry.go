@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/tenant"
@@ -82,8 +83,9 @@ func (e *NameEnquiry) Check(in ResolveInput, f *apperr.Fields) error {
 // Resolve resolves a Nigerian account: VALIDATION_ERROR for bad fields,
 // UNKNOWN_BANK for a code outside the Nigerian list (Ghanaian codes too: only
 // Nigerian accounts can be resolved), ACCOUNT_NOT_RESOLVED when the bank
-// knows no such account.
-func (e *NameEnquiry) Resolve(ctx context.Context, in ResolveInput) (Resolved, error) {
+// knows no such account. tx is the caller's database transaction, if any: a
+// live provider is never called inside one (ErrInTransaction).
+func (e *NameEnquiry) Resolve(ctx context.Context, tx *ent.Tx, in ResolveInput) (Resolved, error) {
 	if err := e.Check(in, &apperr.Fields{}); err != nil {
 		return Resolved{}, err
 	}
@@ -96,7 +98,7 @@ func (e *NameEnquiry) Resolve(ctx context.Context, in ResolveInput) (Resolved, e
 		if !ok {
 			return Resolved{}, tenant.ErrNoTenant
 		}
-		name, err = e.router.ResolveAccount(ctx, t.Mode, bank.Code, account)
+		name, err = e.router.ResolveAccount(ctx, tx, t.Mode, bank.Code, account)
 	} else {
 		name, err = e.rails.ResolveAccount(ctx, bank.Code, account)
 	}

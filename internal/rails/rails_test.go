@@ -89,7 +89,7 @@ func TestNameEnquiry(t *testing.T) {
 	str := func(v string) *string { return &v }
 	ctx := context.Background()
 
-	res, err := e.Resolve(ctx, ResolveInput{Bank: str("058"), Account: str("0123456789")})
+	res, err := e.Resolve(ctx, nil, ResolveInput{Bank: str("058"), Account: str("0123456789")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestNameEnquiry(t *testing.T) {
 		{"missing both", nil, nil, apperr.Validation, "bank,account"},
 		{"empty bank", str(""), str("0123456789"), apperr.Validation, "bank"},
 	} {
-		_, err := e.Resolve(ctx, ResolveInput{Bank: tc.bank, Account: tc.account})
+		_, err := e.Resolve(ctx, nil, ResolveInput{Bank: tc.bank, Account: tc.account})
 		ae := apperr.As(err)
 		var fields []string
 		for _, f := range ae.Fields {

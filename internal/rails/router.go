@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"merchantpay/ent"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
-	"merchantpay/internal/store"
 )
 
 // ModeLive is the mode whose money may move on real providers; test mode
@@ -114,15 +114,16 @@ func (r *Router) ProviderReference(provider, ref string) string {
 // transaction: a slow provider must never hold one open.
 var ErrInTransaction = errors.New("rails: a provider call inside a database transaction")
 
-// ResolveAccount is the name enquiry of mode.
-func (r *Router) ResolveAccount(ctx context.Context, mode, bankCode, accountNumber string) (string, error) {
+// ResolveAccount is the name enquiry of mode; tx is the caller's database
+// transaction, which must be nil when a live provider is called.
+func (r *Router) ResolveAccount(ctx context.Context, tx *ent.Tx, mode, bankCode, accountNumber string) (string, error) {
 	if r.OnSandbox(mode) {
 		return r.Sandbox.ResolveAccount(ctx, bankCode, accountNumber)
 	}
 	if r.Live.Names == nil {
 		return "", NotConfigured("name enquiry")
 	}
-	if store.InTx(ctx) {
+	if tx != nil {
 		return "", ErrInTransaction
 	}
 	return r.Live.Names.ResolveAccount(ctx, bankCode, accountNumber)

@@ -44,7 +44,7 @@ func TestRouterPicksEachModesRails(t *testing.T) {
 		"live account":   func() error { _, err := r.Accounts("live"); return err }(),
 		"live order":     func() error { _, err := r.Orders("live"); return err }(),
 		"live enquiry": func() error {
-			_, err := r.ResolveAccount(context.Background(), "live", "058", "0123456789")
+			_, err := r.ResolveAccount(context.Background(), nil, "live", "058", "0123456789")
 			return err
 		}(),
 	} {

@@ -16,41 +16,28 @@ import (
 // transactionType (swap, deposit or withdrawal, any case); usedBy records the
 // consuming transaction's reference. It is one conditional UPDATE (used is
 // false, not expired, the type matches), so concurrent callers cannot both
-// win. Call it inside the consuming operation's transaction (it joins the one
-// in ctx): if that transaction rolls back, the quote stays unused.
+// win. It runs in tx, the consuming operation's transaction handed to it as
+// an argument (a swap's, a withdrawal's): if that transaction rolls back, the
+// quote stays unused. With tx nil it runs in a transaction of its own.
 //
 // Errors: NOT_FOUND (field rate_reference) for an unknown quote or one of
 // another merchant or mode; RATE_TYPE_MISMATCH for another transaction type;
 // RATE_USED when already consumed; RATE_EXPIRED when expires_at has passed
 // (the message says to refresh it).
-func (s *Service) Consume(ctx context.Context, reference, transactionType, usedBy string) (*ent.Quote, error) {
+func (s *Service) Consume(ctx context.Context, tx *ent.Tx, reference, transactionType, usedBy string) (*ent.Quote, error) {
 	if validate.Text(reference) != "" {
 		return nil, notFound(reference, "rate_reference") // no quote has such a reference
 	}
 	var out *ent.Quote
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		out, err = s.consume(ctx, s.db.Client(ctx), reference, transactionType, usedBy)
+		out, err = s.consume(ctx, tx.Client(), reference, transactionType, usedBy)
 		return err
 	})
 	if err != nil {
 		return nil, store.Classify(err)
 	}
 	return out, nil
-}
-
-// ConsumeIn is Consume in tx, the consuming operation's transaction, handed
-// to it as an argument (a withdrawal's): if tx rolls back, the quote stays
-// unused.
-func (s *Service) ConsumeIn(ctx context.Context, tx *ent.Tx, reference, transactionType, usedBy string) (*ent.Quote, error) {
-	if validate.Text(reference) != "" {
-		return nil, notFound(reference, "rate_reference") // no quote has such a reference
-	}
-	q, err := s.consume(ctx, tx.Client(), reference, transactionType, usedBy)
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	return q, nil
 }
 
 // consume is Consume's UPDATE and, when it changed nothing, the reading

@@ -40,7 +40,7 @@ func (s *Service) Rates(ctx context.Context) ([]PairRates, error) {
 	if !ok {
 		return nil, tenant.ErrNoTenant
 	}
-	rows, err := s.enabledPairs(ctx, s.db.Client(ctx), t.MerchantID)
+	rows, err := s.enabledPairs(ctx, s.db.Reader(), t.MerchantID)
 	if err != nil {
 		return nil, store.Classify(err)
 	}
@@ -73,7 +73,7 @@ func (s *Service) Rate(ctx context.Context, q RateQuery) (Indicative, error) {
 	if !ok {
 		return Indicative{}, tenant.ErrNoTenant
 	}
-	c := s.db.Client(ctx)
+	c := s.db.Reader()
 	row, p, side, err := findPair(ctx, c, money.Currency(*q.FromCurrency), money.Currency(*q.ToCurrency))
 	if err != nil {
 		return Indicative{}, store.Classify(err)

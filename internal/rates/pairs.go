@@ -30,9 +30,9 @@ type SeedResult struct {
 // Several instances may seed at once.
 func (s *Service) Seed(ctx context.Context, pairs []PairConfig) (SeedResult, error) {
 	var res SeedResult
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		res = SeedResult{}
-		c := s.db.Client(ctx)
+		c := tx.Client()
 		rows, err := c.Pair.Query().All(ctx)
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func feeRules(fees map[string]pricing.FeeSpec) map[string]schematype.FeeRule {
 
 // ListPairs returns every configured pair, by id.
 func (s *Service) ListPairs(ctx context.Context) ([]*ent.Pair, error) {
-	rows, err := s.db.Client(ctx).Pair.Query().Order(ent.Asc(pair.FieldID)).All(ctx)
+	rows, err := s.db.Reader().Pair.Query().Order(ent.Asc(pair.FieldID)).All(ctx)
 	return rows, store.Classify(err)
 }
 
@@ -100,9 +100,9 @@ func (s *Service) SetMid(ctx context.Context, pairID string, mid decimal.Decimal
 		return nil, err
 	}
 	var out *ent.Pair
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		out, err = s.db.Client(ctx).Pair.UpdateOneID(pairID).SetMid(mid).SetUpdatedAt(s.clock.Now()).Save(ctx)
+		out, err = tx.Client().Pair.UpdateOneID(pairID).SetMid(mid).SetUpdatedAt(s.clock.Now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return apperr.New(apperr.PairNotSupported, "the pair %s is not configured", pairID)
 		}
@@ -132,8 +132,8 @@ func (s *Service) SetEnabled(ctx context.Context, merchantID, pairID string, ena
 		return MerchantPairState{}, err
 	}
 	ctx = tenant.System(ctx)
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		c := s.db.Client(ctx)
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
 		if ok, err := c.Merchant.Query().Where(merchant.ID(merchantID)).Exist(ctx); err != nil {
 			return err
 		} else if !ok {

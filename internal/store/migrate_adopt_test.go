@@ -25,7 +25,7 @@ func TestMigrateAdoptsAutoMigratedDatabase(t *testing.T) {
 		defer db.Close()
 		testdb.AutoMigrated(t, db)
 		now := time.Now().UTC().Truncate(time.Second)
-		if err := db.Client(ctx).EmailNotification.Create().SetID("eml_old").SetMerchantID("m").SetMode("test").
+		if err := db.Reader().EmailNotification.Create().SetID("eml_old").SetMerchantID("m").SetMode("test").
 			SetEventID("evt_old").SetEventType("withdrawal.success").SetToAddress("a@example.com").
 			SetSubject("kept").SetBody("b").SetStatus("pending").SetNextAttemptAt(now).
 			SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
@@ -53,7 +53,7 @@ func TestMigrateAdoptsAutoMigratedDatabase(t *testing.T) {
 		if left := schemaLeft(t, db); left != "" {
 			t.Errorf("after adoption the ent schema still wants:\n%s", left)
 		}
-		e, err := db.Client(ctx).EmailNotification.Get(ctx, "eml_old")
+		e, err := db.Reader().EmailNotification.Get(ctx, "eml_old")
 		if err != nil || e.Subject != "kept" || !e.NextAttemptAt.Equal(now) {
 			t.Errorf("the row made before adoption: %+v, %v", e, err)
 		}

@@ -20,7 +20,7 @@ import (
 func schemaLeft(t *testing.T, db *store.DB) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := db.Client(context.Background()).Schema.WriteTo(context.Background(), &buf,
+	if err := db.Reader().Schema.WriteTo(context.Background(), &buf,
 		schema.WithDropIndex(true), schema.WithDropColumn(true)); err != nil {
 		t.Fatalf("schema diff: %v", err)
 	}

@@ -13,8 +13,9 @@ import (
 // (the ledger's invariants) must not see a posting's entries from before a
 // commit and its balance from after it. On PostgreSQL that is a REPEATABLE
 // READ READ ONLY transaction, which takes no locks; on SQLite a transaction
-// on the writer, which holds writes back while fn reads.
-func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context) error) error {
+// on the writer, which holds writes back while fn reads. fn reads through
+// tx, handed to it as an argument; it is rolled back when fn returns.
+func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context, tx *ent.Tx) error) error {
 	opts := &sql.TxOptions{}
 	if db.IsPostgres() {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
@@ -24,7 +25,7 @@ func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context) error) 
 		return Classify(fmt.Errorf("store: begin snapshot: %w", err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	return fn(ent.NewTxContext(ctx, tx))
+	return fn(ctx, tx)
 }
 
 // Pools names the connection pools: one on PostgreSQL, the writer and the

@@ -95,7 +95,7 @@ func TestStalledDatabaseEndsWithContext(t *testing.T) {
 	}
 	defer db.Close()
 	sys := tenant.System(context.Background())
-	if _, err := db.Client(sys).Merchant.Query().Count(sys); err != nil {
+	if _, err := db.Reader().Merchant.Query().Count(sys); err != nil {
 		t.Fatal(err)
 	}
 	p.stalled.Store(true)
@@ -104,7 +104,7 @@ func TestStalledDatabaseEndsWithContext(t *testing.T) {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			_, err := db.Client(ctx).Merchant.Query().Count(ctx)
+			_, err := db.Reader().Merchant.Query().Count(ctx)
 			done <- err
 		}()
 		select {

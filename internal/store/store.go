@@ -1,8 +1,8 @@
 // Package store opens the database (embedded SQLite or PostgreSQL), migrates
-// it, and runs operations in one database transaction, carried by the context
-// (Tx) or handed to them as an argument (Within), so that an idempotency
-// record, a state change, ledger postings and outbox events commit together
-// or not at all.
+// it, and runs operations in one database transaction handed to them as an
+// argument (Within), so that an idempotency record, a state change, ledger
+// postings and outbox events commit together or not at all. Reads outside a
+// transaction name the read client (Reader).
 package store
 
 import (
@@ -149,6 +149,8 @@ func (db *DB) SQL() *sql.DB { return db.sqlW }
 
 // Client returns the client of the transaction in ctx, or the read client
 // when ctx carries none.
+//
+// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
 func (db *DB) Client(ctx context.Context) *ent.Client {
 	if tx := ent.TxFromContext(ctx); tx != nil {
 		return tx.Client()
@@ -169,10 +171,14 @@ func (db *DB) ClientOf(tx *ent.Tx) *ent.Client {
 }
 
 // InTx reports whether ctx carries a transaction.
+//
+// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
 func InTx(ctx context.Context) bool { return ent.TxFromContext(ctx) != nil }
 
 // Tx runs fn in one database transaction carried by the context. When ctx
 // already carries one, fn joins it and the outer caller commits.
+//
+// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
 func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if InTx(ctx) {
 		return fn(ctx)
@@ -239,7 +245,7 @@ func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.T
 }
 
 // Begin starts a transaction; the caller commits or rolls back. Most code
-// wants Tx or Within.
+// wants Within.
 func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
 	tx, err := db.write.Tx(ctx)
 	if err != nil {
@@ -248,18 +254,23 @@ func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
 	return tx, nil
 }
 
-// WithTx returns ctx carrying tx.
+// WithTx returns ctx carrying tx, where Client, InTx, AfterCommit and Tx
+// find it.
+//
+// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
 func WithTx(ctx context.Context, tx *ent.Tx) context.Context { return ent.NewTxContext(ctx, tx) }
 
 // AfterCommit runs fn after the transaction in ctx commits (at once when ctx
 // carries none). Use it to wake workers and subscribers; never for effects
 // that must not be lost.
+//
+// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
 func AfterCommit(ctx context.Context, fn func()) {
 	OnCommit(ent.TxFromContext(ctx), fn)
 }
 
-// OnCommit runs fn after tx commits (at once when tx is nil); AfterCommit
-// for a caller handed its transaction.
+// OnCommit runs fn after tx commits (at once when tx is nil). Use it to
+// wake workers and subscribers; never for effects that must not be lost.
 func OnCommit(tx *ent.Tx, fn func()) {
 	if tx == nil {
 		fn()

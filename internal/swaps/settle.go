@@ -61,9 +61,9 @@ func (s *Service) Settle(ctx context.Context, t *ent.Transaction, owner string) 
 		defer span.End()
 	}
 	settled := false
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		now := s.clock.Now()
-		done, err := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).
+		done, err := tx.Client().Transaction.UpdateOneID(t.ID).
 			Where(transaction.Status(StatusPending), jobs.Mine(owner)).
 			SetStatus(StatusSuccess).SetSettledAt(now).SetSettlementDate(now).SetUpdatedAt(now).
 			ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().
@@ -74,11 +74,11 @@ func (s *Service) Settle(ctx context.Context, t *ent.Transaction, owner string) 
 		if err != nil {
 			return err
 		}
-		if _, err := s.outbox.Emit(ctx, events.SwapSuccess, done); err != nil {
+		if _, err := s.outbox.EmitIn(ctx, tx, events.SwapSuccess, done); err != nil {
 			return err
 		}
 		cur := money.Currency(*done.ToCurrency)
-		if _, err := s.ledger.Move(ctx, ledger.Posting{ID: done.Reference + ":settle", TransactionRef: done.Reference,
+		if _, err := s.ledger.Move(ctx, tx, ledger.Posting{ID: done.Reference + ":settle", TransactionRef: done.Reference,
 			Memo: "settlement of " + done.Reference}, tn, cur, ledger.Pending, ledger.Available, *done.ToAmount); err != nil {
 			return err
 		}

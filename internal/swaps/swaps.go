@@ -152,7 +152,7 @@ func (s *Service) Swap(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transact
 				return err
 			}
 		}
-		q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Swap, ref)
+		q, err := s.rates.Consume(ctx, tx, *in.RateReference, rates.Swap, ref)
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func (s *Service) book(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, t *ent
 	if t.Fee > 0 {
 		entries = append(entries, ledger.Entry{Account: ledger.SystemAccount(tn.Mode, to, ledger.Fees), Amount: t.Fee})
 	}
-	_, err := s.ledger.PostIn(ctx, tx, ledger.Posting{ID: t.Reference + ":swap", TransactionRef: t.Reference,
+	_, err := s.ledger.Post(ctx, tx, ledger.Posting{ID: t.Reference + ":swap", TransactionRef: t.Reference,
 		Memo: t.Narration, Entries: entries})
 	return err
 }

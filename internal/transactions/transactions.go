@@ -100,21 +100,23 @@ func CheckReference(ctx context.Context, c *ent.Client, ref string) error {
 }
 
 // Get renders a transaction of the ctx tenant found by the service's
-// reference or, failing that, by the merchant's reference.
-func (s *Service) Get(ctx context.Context, ref string) (txview.Transaction, error) {
-	return s.get(ctx, ref, true)
+// reference or, failing that, by the merchant's reference, read in tx, the
+// caller's transaction (it sees its uncommitted rows), or outside any when
+// tx is nil.
+func (s *Service) Get(ctx context.Context, tx *ent.Tx, ref string) (txview.Transaction, error) {
+	return s.get(ctx, s.db.ClientOf(tx), ref, true)
 }
 
 // GetByMerchantReference is Get when GetWithKey, with the same tenant's
 // key, has just found no transaction with the service's reference ref.
-func (s *Service) GetByMerchantReference(ctx context.Context, ref string) (txview.Transaction, error) {
-	return s.get(ctx, ref, false)
+func (s *Service) GetByMerchantReference(ctx context.Context, tx *ent.Tx, ref string) (txview.Transaction, error) {
+	return s.get(ctx, s.db.ClientOf(tx), ref, false)
 }
 
 // possibleRef reports whether ref could name a transaction at all.
 func possibleRef(ref string) bool { return ref != "" && len(ref) <= 200 }
 
-func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview.Transaction, error) {
+func (s *Service) get(ctx context.Context, c *ent.Client, ref string, byReference bool) (txview.Transaction, error) {
 	if !possibleRef(ref) {
 		return txview.Transaction{}, notFound(ref)
 	}
@@ -129,10 +131,10 @@ func (s *Service) get(ctx context.Context, ref string, byReference bool) (txview
 	var found bool
 	var err error
 	if byReference {
-		v, found, err = s.lookup(ctx, s.byReference, ref, t)
+		v, found, err = s.lookup(ctx, c, s.byReference, ref, t)
 	}
 	if err == nil && !found {
-		v, found, err = s.lookup(ctx, s.byMerchantReference, ReferenceKey(ref), t)
+		v, found, err = s.lookup(ctx, c, s.byMerchantReference, ReferenceKey(ref), t)
 	}
 	if err == nil && !found {
 		return txview.Transaction{}, notFound(ref)
@@ -209,9 +211,9 @@ func notFound(ref string) error {
 	return apperr.New(apperr.NotFound, "no transaction with reference %q", ref)
 }
 
-// lookup runs one of the look-up queries for key within tenant t.
-func (s *Service) lookup(ctx context.Context, query, key string, t tenant.Tenant) (txview.Transaction, bool, error) {
-	rows, err := s.db.Client(ctx).QueryContext(ctx, query, key, t.MerchantID, t.Mode)
+// lookup runs one of the look-up queries for key within tenant t, through c.
+func (s *Service) lookup(ctx context.Context, c *ent.Client, query, key string, t tenant.Tenant) (txview.Transaction, bool, error) {
+	rows, err := c.QueryContext(ctx, query, key, t.MerchantID, t.Mode)
 	if err != nil {
 		return txview.Transaction{}, false, store.Classify(err)
 	}
@@ -228,7 +230,7 @@ func (s *Service) lookup(ctx context.Context, query, key string, t tenant.Tenant
 
 // List returns a page of the tenant's transactions, newest first.
 func (s *Service) List(ctx context.Context, f Filter, p page.Params) ([]*ent.Transaction, page.Info, error) {
-	q := s.db.Client(ctx).Transaction.Query().Where(f.predicates()...)
+	q := s.db.Reader().Transaction.Query().Where(f.predicates()...)
 	if p.After != nil {
 		q = q.Where(transaction.Or(
 			transaction.CreatedAtLT(p.After.Time),

@@ -54,7 +54,7 @@ func create(t *testing.T, c *ent.Client, tn tenant.Tenant, id, ref, merchantRef 
 func TestGet(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
-		c := db.Client(context.Background())
+		c := db.Reader()
 		s := transactions.New(db)
 		create(t, c, acme, "t1", "WTH-1", "Order-1")
 		// A merchant reference equal to another transaction's service
@@ -82,7 +82,7 @@ func TestGet(t *testing.T) {
 		for _, tc := range []struct{ ref, id string }{
 			{"WTH-1", "t1"}, {"order-1", "t1"}, {"ORDER-1", "t1"}, {"WTH-2", "t2"}, {"DEP-6", "t6"},
 		} {
-			got, err := s.Get(ctx, tc.ref)
+			got, err := s.Get(ctx, nil, tc.ref)
 			if err != nil {
 				t.Fatalf("Get(%q): %v", tc.ref, err)
 			}
@@ -91,11 +91,11 @@ func TestGet(t *testing.T) {
 			}
 		}
 		for _, ref := range []string{"WTH-3", "Order-3", "WTH-4", "order-4", "", "nope", string(make([]byte, 201))} {
-			if _, err := s.Get(ctx, ref); !apperr.Is(err, apperr.NotFound) {
+			if _, err := s.Get(ctx, nil, ref); !apperr.Is(err, apperr.NotFound) {
 				t.Fatalf("Get(%q) from another tenant or mode: %v, want NOT_FOUND", ref, err)
 			}
 		}
-		if _, err := s.Get(tenant.System(context.Background()), "WTH-1"); err == nil {
+		if _, err := s.Get(tenant.System(context.Background()), nil, "WTH-1"); err == nil {
 			t.Fatal("Get without a tenant succeeded")
 		}
 		// Inside a transaction the look-up sees its uncommitted rows.
@@ -105,7 +105,7 @@ func TestGet(t *testing.T) {
 		}
 		defer tx.Rollback()
 		create(t, tx.Client(), acme, "t5", "WTH-5", "Order-5")
-		if _, err := s.Get(ent.NewTxContext(ctx, tx), "order-5"); err != nil {
+		if _, err := s.Get(ctx, tx, "order-5"); err != nil {
 			t.Fatalf("Get in a transaction: %v", err)
 		}
 	})

@@ -37,7 +37,7 @@ func (s *Service) VolumeOn(ctx context.Context, day time.Time) ([]Volume, error)
 		ToAmount     *int64  `json:"to_amount"`
 		Count        int     `json:"count"`
 	}
-	err := s.db.Client(ctx).Transaction.Query().
+	err := s.db.Reader().Transaction.Query().
 		Where(transaction.CreatedAtGTE(start), transaction.CreatedAtLT(start.Add(24*time.Hour)),
 			transaction.StatusIn("pending", "success")).
 		GroupBy(transaction.FieldType, transaction.FieldCurrency, transaction.FieldFromCurrency, transaction.FieldToCurrency).

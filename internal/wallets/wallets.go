@@ -174,9 +174,10 @@ func duplicate(ref string) error {
 		Fields:  []apperr.FieldError{{Field: "wallet_reference", Message: "is already used by another wallet"}}}
 }
 
-// Get finds a wallet of the context's tenant by reference.
-func (s *Service) Get(ctx context.Context, ref string) (*ent.Wallet, error) {
-	return GetIn(ctx, s.db.Client(ctx), ref)
+// Get finds a wallet of the context's tenant by reference, in tx, the
+// caller's transaction, or outside any when tx is nil.
+func (s *Service) Get(ctx context.Context, tx *ent.Tx, ref string) (*ent.Wallet, error) {
+	return GetIn(ctx, s.db.ClientOf(tx), ref)
 }
 
 // GetIn is Get with c, the client of the caller's transaction.
@@ -190,7 +191,7 @@ func GetIn(ctx context.Context, c *ent.Client, ref string) (*ent.Wallet, error) 
 
 // List returns a page of the tenant's wallets, newest first.
 func (s *Service) List(ctx context.Context, p page.Params) ([]*ent.Wallet, page.Info, error) {
-	q := s.db.Client(ctx).Wallet.Query()
+	q := s.db.Reader().Wallet.Query()
 	if p.After != nil {
 		q = q.Where(wallet.Or(
 			wallet.CreatedAtLT(p.After.Time),

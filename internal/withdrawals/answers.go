@@ -64,7 +64,7 @@ func (p *Payouts) recordAll(ctx context.Context, answers []answer) []error {
 		}
 	}
 	for _, a := range alone {
-		err := p.s.db.Tx(rctx, func(ctx context.Context) error { return p.record(ctx, a) })
+		err := p.s.db.Within(rctx, nil, func(ctx context.Context, tx *ent.Tx) error { return p.record(ctx, tx, a) })
 		report(a, err)
 		if err == nil {
 			p.completed(StatusFailed)
@@ -101,11 +101,10 @@ func (a answer) reverses() bool {
 	return a.err == nil && a.mismatch == "" && a.res.Status == rails.PayoutFailed
 }
 
-// recordBatch records answers that reverse nothing in the transaction
-// carried by ctx: the payouts still pending together (see pendingAll), the
+// recordBatch records answers that reverse nothing in tx: the payouts still pending together (see pendingAll), the
 // successes together (see succeedAll), every other answer with its own
 // update.
-func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
+func (p *Payouts) recordBatch(ctx context.Context, tx *ent.Tx, answers []answer) error {
 	var paidOut []paid
 	var waiting []answer
 	for _, a := range answers {
@@ -115,31 +114,31 @@ func (p *Payouts) recordBatch(ctx context.Context, answers []answer) error {
 		case a.err == nil && a.res.Status == rails.PayoutPending:
 			waiting = append(waiting, a)
 		default:
-			if err := p.record(ctx, a); err != nil {
+			if err := p.record(ctx, tx, a); err != nil {
 				return err
 			}
 		}
 	}
-	if err := p.pendingAll(ctx, waiting); err != nil {
+	if err := p.pendingAll(ctx, tx, waiting); err != nil {
 		return err
 	}
 	if len(paidOut) == 0 {
 		return nil
 	}
-	_, err := p.s.succeedAll(ctx, p.opt.Owner, paidOut)
+	_, err := p.s.succeedAll(ctx, tx, p.opt.Owner, paidOut)
 	return err
 }
 
 // pendingAll records the answers of payouts the rails still hold (see
 // pending): one statement on PostgreSQL (see pendingRows), one conditional
-// update each on SQLite.
-func (p *Payouts) pendingAll(ctx context.Context, waiting []answer) error {
+// update each on SQLite; in tx.
+func (p *Payouts) pendingAll(ctx context.Context, tx *ent.Tx, waiting []answer) error {
 	if len(waiting) == 0 {
 		return nil
 	}
 	if !p.s.db.IsPostgres() {
 		for _, a := range waiting {
-			if err := p.pending(ctx, a, a.submittedAt); err != nil {
+			if err := p.pending(ctx, tx, a, a.submittedAt); err != nil {
 				return err
 			}
 		}
@@ -154,26 +153,25 @@ func (p *Payouts) pendingAll(ctx context.Context, waiting []answer) error {
 			submitted[i] = store.PGTime(*a.submittedAt)
 		}
 	}
-	return pendingRows(ctx, p.s.db.Client(ctx), p.opt.Owner, now, ids, next, refs, submitted)
+	return pendingRows(ctx, tx.Client(), p.opt.Owner, now, ids, next, refs, submitted)
 }
 
-// record moves the payout on by the rails' answer, in the transaction
-// carried by ctx.
-func (p *Payouts) record(ctx context.Context, a answer) error {
+// record moves the payout on by the rails' answer, in tx.
+func (p *Payouts) record(ctx context.Context, tx *ent.Tx, a answer) error {
 	if a.err != nil {
-		return p.retry(ctx, a.t)
+		return p.retry(ctx, tx, a.t)
 	}
 	if a.mismatch != "" {
-		return p.flag(ctx, a)
+		return p.flag(ctx, tx, a)
 	}
 	var err error
 	switch a.res.Status {
 	case rails.PayoutPending:
-		err = p.pending(ctx, a, a.submittedAt)
+		err = p.pending(ctx, tx, a, a.submittedAt)
 	case rails.PayoutSucceeded:
-		_, err = p.s.Succeed(ctx, a.t, p.opt.Owner, a.res)
+		_, err = p.s.Succeed(ctx, tx, a.t, p.opt.Owner, a.res)
 	case rails.PayoutFailed:
-		_, err = p.s.Fail(ctx, a.t, p.opt.Owner, a.res)
+		_, err = p.s.Fail(ctx, tx, a.t, p.opt.Owner, a.res)
 	}
 	return err
 }
@@ -184,12 +182,12 @@ func mine(c *ent.Client, t *ent.Transaction, owner string) *ent.TransactionUpdat
 }
 
 // pending records that the rails still hold the payout: look again at
-// res.NextCheck, and remember the submission.
-func (p *Payouts) pending(ctx context.Context, a answer, submittedAt *time.Time) error {
+// res.NextCheck, and remember the submission; in tx.
+func (p *Payouts) pending(ctx context.Context, tx *ent.Tx, a answer, submittedAt *time.Time) error {
 	ctx = tenant.System(ctx)
 	t, res := a.t, a.res
 	now := p.s.clock.Now()
-	u := mine(p.s.db.Client(ctx), t, p.opt.Owner).
+	u := mine(tx.Client(), t, p.opt.Owner).
 		SetNextRunAt(p.nextCheck(a, now)).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now)
 	if res.RailsReference != "" {
 		u.SetRailsReference(res.RailsReference)
@@ -215,15 +213,15 @@ func (p *Payouts) nextCheck(a answer, now time.Time) time.Time {
 }
 
 // retry gives the payout back after an error of the rails, to be tried
-// again after a backoff.
-func (p *Payouts) retry(ctx context.Context, t *ent.Transaction) error {
+// again after a backoff; in tx.
+func (p *Payouts) retry(ctx context.Context, tx *ent.Tx, t *ent.Transaction) error {
 	ctx = tenant.System(ctx)
 	now := p.s.clock.Now()
 	wait := retryBase << min(t.Attempts, 10)
 	if wait > retryMax {
 		wait = retryMax
 	}
-	_, err := mine(p.s.db.Client(ctx), t, p.opt.Owner).
+	_, err := mine(tx.Client(), t, p.opt.Owner).
 		SetNextRunAt(now.Add(wait)).AddAttempts(1).ClearLeaseOwner().ClearLeaseUntil().Save(ctx)
 	return err
 }

@@ -7,13 +7,13 @@ import (
 	"merchantpay/internal/rails"
 )
 
-// SucceedAll exposes succeedAll to the package's external tests.
-func (s *Service) SucceedAll(ctx context.Context, owner string, ts []*ent.Transaction, res []rails.PayoutResult) ([]*ent.Transaction, error) {
+// SucceedAll exposes succeedAll, in tx, to the package's external tests.
+func (s *Service) SucceedAll(ctx context.Context, tx *ent.Tx, owner string, ts []*ent.Transaction, res []rails.PayoutResult) ([]*ent.Transaction, error) {
 	ps := make([]paid, len(ts))
 	for i := range ts {
 		ps[i] = paid{t: ts[i], res: res[i]}
 	}
-	return s.succeedAll(ctx, owner, ps)
+	return s.succeedAll(ctx, tx, owner, ps)
 }
 
 // Ask exposes one payout step's asking of the rails (submission or

@@ -36,7 +36,7 @@ var errNoLongerOurs = errors.New("the payout's lease passed to another owner")
 // submit it at the same time.
 func (p *Payouts) mapProvider(ctx context.Context, t *ent.Transaction, provider, ref string) error {
 	ctx = tenant.System(ctx)
-	n, err := mine(p.s.db.Client(ctx), t, p.opt.Owner).SetProvider(provider).SetProviderReference(ref).
+	n, err := mine(p.s.db.Reader(), t, p.opt.Owner).SetProvider(provider).SetProviderReference(ref).
 		SetLeaseUntil(p.s.clock.Now().Add(max(p.opt.Lease, 2*jobTimeout))).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("store the provider's reference: %w", store.Classify(err))
@@ -114,10 +114,11 @@ func AmountMismatch(ours, provider int64, cur money.Currency) string {
 }
 
 // flag leaves the payout unsettled with its mismatch recorded for an
-// operator; the worker no longer looks at it.
-func (p *Payouts) flag(ctx context.Context, a answer) error {
+// operator; the worker no longer looks at it. It writes in tx, the caller's
+// transaction.
+func (p *Payouts) flag(ctx context.Context, tx *ent.Tx, a answer) error {
 	ctx = tenant.System(ctx)
-	_, err := mine(p.s.db.Client(ctx), a.t, p.opt.Owner).SetRailsFlag(a.mismatch).
+	_, err := mine(p.s.db.ClientOf(tx), a.t, p.opt.Owner).SetRailsFlag(a.mismatch).
 		ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(p.s.clock.Now()).Save(ctx)
 	if err != nil {
 		return err
@@ -139,9 +140,10 @@ func (p *Payouts) flagged(t *ent.Transaction, provider, mismatch string) {
 }
 
 // ByProviderReference finds the transaction a live provider knows by ref,
-// whatever its tenant; nil when there is none.
-func (s *Service) ByProviderReference(ctx context.Context, ref string) (*ent.Transaction, error) {
-	t, err := s.db.Client(ctx).Transaction.Query().Where(transaction.ProviderReference(ref)).Only(tenant.System(ctx))
+// whatever its tenant; nil when there is none. It reads in tx, the caller's
+// transaction, or outside any when tx is nil.
+func (s *Service) ByProviderReference(ctx context.Context, tx *ent.Tx, ref string) (*ent.Transaction, error) {
+	t, err := s.db.ClientOf(tx).Transaction.Query().Where(transaction.ProviderReference(ref)).Only(tenant.System(ctx))
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -155,13 +157,13 @@ const (
 	NoticeFlagged = "flagged"
 )
 
-// ApplyNotice moves withdrawal t on by a provider's webhook, in the
-// transaction carried by ctx: success settles it as the worker would,
+// ApplyNotice moves withdrawal t on by a provider's webhook, in tx, the
+// transaction of the notice's record: success settles it as the worker would,
 // failure refunds it, a reversal refunds it whether or not it had settled.
 // The webhook takes the payout from the worker if the worker holds it (the
 // worker's own recording then changes nothing). It returns what it did and,
 // for NoticeFlagged, why.
-func (s *Service) ApplyNotice(ctx context.Context, t *ent.Transaction, n rails.PayoutNotice, owner string) (string, string, error) {
+func (s *Service) ApplyNotice(ctx context.Context, tx *ent.Tx, t *ent.Transaction, n rails.PayoutNotice, owner string) (string, string, error) {
 	if t.Type != Type {
 		return NoticeIgnored, "not a withdrawal", nil
 	}
@@ -174,28 +176,28 @@ func (s *Service) ApplyNotice(ctx context.Context, t *ent.Transaction, n rails.P
 			if m == "" {
 				m = fmt.Sprintf("currency mismatch: the provider reports %s, the transaction is in %s", n.Currency, t.Currency)
 			}
-			return NoticeFlagged, m, s.flagRow(ctx, t, m)
+			return NoticeFlagged, m, s.flagRow(ctx, tx, t, m)
 		}
 	}
 	res := rails.PayoutResult{Status: n.Status, Reason: n.Reason, SettledAt: n.At, ProviderAmount: n.Amount}
 	switch {
 	case n.Status == rails.PayoutSucceeded && t.Status == StatusPending:
-		if err := s.take(ctx, t, owner); err != nil {
+		if err := s.take(ctx, tx, t, owner); err != nil {
 			return "", "", err
 		}
-		ok, err := s.Succeed(ctx, t, owner, res)
+		ok, err := s.Succeed(ctx, tx, t, owner, res)
 		return applied(ok), "", err
 	case (n.Status == rails.PayoutFailed || n.Status == rails.PayoutReversed) && t.Status == StatusPending:
-		if err := s.take(ctx, t, owner); err != nil {
+		if err := s.take(ctx, tx, t, owner); err != nil {
 			return "", "", err
 		}
 		if res.Reason == "" && n.Status == rails.PayoutReversed {
 			res.Reason = "the payout was reversed by the beneficiary's bank"
 		}
-		ok, err := s.Fail(ctx, t, owner, res)
+		ok, err := s.Fail(ctx, tx, t, owner, res)
 		return applied(ok), "", err
 	case n.Status == rails.PayoutReversed && t.Status == StatusSuccess:
-		ok, err := s.ReverseSettled(ctx, t, n.Reason)
+		ok, err := s.ReverseSettled(ctx, tx, t, n.Reason)
 		return applied(ok), "", err
 	}
 	return NoticeIgnored, fmt.Sprintf("a %s notice for a %s withdrawal", n.Status, t.Status), nil
@@ -210,17 +212,19 @@ func applied(ok bool) string {
 
 // take gives the pending withdrawal t to owner, whoever held it: a
 // provider's word on the outcome outranks the worker's step in progress.
-func (s *Service) take(ctx context.Context, t *ent.Transaction, owner string) error {
+// It writes in tx, the caller's transaction.
+func (s *Service) take(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owner string) error {
 	now := s.clock.Now()
-	_, err := s.db.Client(ctx).Transaction.Update().
+	_, err := s.db.ClientOf(tx).Transaction.Update().
 		Where(transaction.ID(t.ID), transaction.Status(StatusPending)).
 		SetLeaseOwner(owner).SetLeaseUntil(now.Add(noticeLease)).Save(tenant.System(ctx))
 	return store.Classify(err)
 }
 
-// flagRow records a mismatch on t and takes it out of the worker's hands.
-func (s *Service) flagRow(ctx context.Context, t *ent.Transaction, why string) error {
-	u := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).SetRailsFlag(why).SetUpdatedAt(s.clock.Now())
+// flagRow records a mismatch on t, in tx, and takes it out of the worker's
+// hands.
+func (s *Service) flagRow(ctx context.Context, tx *ent.Tx, t *ent.Transaction, why string) error {
+	u := s.db.ClientOf(tx).Transaction.UpdateOneID(t.ID).SetRailsFlag(why).SetUpdatedAt(s.clock.Now())
 	if t.Status == StatusPending {
 		u.ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil()
 	}
@@ -232,15 +236,16 @@ func (s *Service) flagRow(ctx context.Context, t *ent.Transaction, why string) e
 // reason, the reversal of its settling posting and of its debit (so the
 // merchant gets back exactly what was taken, and every system account is
 // as if the payout never happened) and withdrawal.failed. It reports false,
-// changing nothing, when t is no longer a success.
-func (s *Service) ReverseSettled(ctx context.Context, t *ent.Transaction, reason string) (bool, error) {
+// changing nothing, when t is no longer a success. It runs in tx, the
+// caller's transaction, or in one of its own when tx is nil.
+func (s *Service) ReverseSettled(ctx context.Context, tx *ent.Tx, t *ent.Transaction, reason string) (bool, error) {
 	if reason == "" {
 		reason = "the payout was reversed by the beneficiary's bank after it was paid"
 	}
 	ctx = tenant.With(ctx, tenant.Tenant{MerchantID: t.MerchantID, Mode: t.Mode})
 	done := false
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
-		row, err := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).Where(transaction.Status(StatusSuccess)).
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+		row, err := tx.Client().Transaction.UpdateOneID(t.ID).Where(transaction.Status(StatusSuccess)).
 			SetStatus(StatusFailed).SetRejectReason(reason).SetUpdatedAt(s.clock.Now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil
@@ -249,13 +254,13 @@ func (s *Service) ReverseSettled(ctx context.Context, t *ent.Transaction, reason
 			return err
 		}
 		memo := "payout of " + row.Reference + " reversed"
-		if _, err := s.ledger.Reverse(ctx, SettlePostingID(row.Reference), memo); err != nil {
+		if _, err := s.ledger.Reverse(ctx, tx, SettlePostingID(row.Reference), memo); err != nil {
 			return err
 		}
-		if _, err := s.ledger.Reverse(ctx, DebitPostingID(row.Reference), memo); err != nil {
+		if _, err := s.ledger.Reverse(ctx, tx, DebitPostingID(row.Reference), memo); err != nil {
 			return err
 		}
-		if _, err := s.outbox.Emit(ctx, events.WithdrawalFailed, row); err != nil {
+		if _, err := s.outbox.EmitIn(ctx, tx, events.WithdrawalFailed, row); err != nil {
 			return err
 		}
 		done = true

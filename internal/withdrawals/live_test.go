@@ -36,7 +36,7 @@ func TestLivePayoutTakenOverIsNotSubmitted(t *testing.T) {
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claimed %d: %v", len(claimed), err)
 		}
-		if err := e.App.DB.Client(ctx).Transaction.UpdateOneID(claimed[0].ID).SetLeaseOwner("other").Exec(ctx); err != nil {
+		if err := e.App.DB.Reader().Transaction.UpdateOneID(claimed[0].ID).SetLeaseOwner("other").Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		slow := e.App.Withdrawals.Payouts(e.App.Rails, withdrawals.PayoutOptions{Router: e.App.Router,

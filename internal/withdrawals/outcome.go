@@ -21,9 +21,10 @@ import (
 // (the rails' time), the settling posting (amount_charged leaves
 // PayoutsInFlight: amount_settled to RailsClearing, the fee to Fees) and
 // withdrawal.success. It reports false, changing nothing, when t is no
-// longer pending or its lease passed to another owner.
-func (s *Service) Succeed(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
-	done, err := s.succeedAll(ctx, owner, []paid{{t: t, res: res}})
+// longer pending or its lease passed to another owner. It runs in tx, the
+// caller's transaction, or in one of its own when tx is nil.
+func (s *Service) Succeed(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
+	done, err := s.succeedAll(ctx, tx, owner, []paid{{t: t, res: res}})
 	return len(done) == 1, err
 }
 
@@ -33,12 +34,12 @@ type paid struct {
 	res rails.PayoutResult
 }
 
-// succeedAll records successes as Succeed records one, all in the
-// transaction carried by ctx (or its own): a conditional update of each
+// succeedAll records successes as Succeed records one, all in tx (or in a
+// transaction of its own when tx is nil): a conditional update of each
 // withdrawal (still pending, still owner's), then, for those it moved, their
 // withdrawal.success events in one insert and their settling postings in
 // one. It returns the withdrawals it moved, as they now are.
-func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*ent.Transaction, error) {
+func (s *Service) succeedAll(ctx context.Context, tx *ent.Tx, owner string, ps []paid) ([]*ent.Transaction, error) {
 	for _, p := range ps {
 		if p.t.Type != Type {
 			return nil, fmt.Errorf("withdrawals: %s is not a withdrawal", p.t.Reference)
@@ -48,9 +49,9 @@ func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*e
 		ctx = tenant.System(ctx) // a worker's batch spans merchants; each row names its own
 	}
 	var done []*ent.Transaction
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		done = done[:0]
-		c := s.db.Client(ctx)
+		c := tx.Client()
 		now := s.clock.Now()
 		at := make([]time.Time, len(ps))
 		for i, p := range ps {
@@ -83,10 +84,13 @@ func (s *Service) succeedAll(ctx context.Context, owner string, ps []paid) ([]*e
 		if len(done) == 0 {
 			return nil
 		}
-		if _, err := s.outbox.EmitAll(ctx, events.WithdrawalSuccess, done); err != nil {
+		// The outbox writes many events with one insert only in the
+		// transaction it finds in its context (store.WithTx, until it takes
+		// one as an argument).
+		if _, err := s.outbox.EmitAll(store.WithTx(ctx, tx), events.WithdrawalSuccess, done); err != nil {
 			return err
 		}
-		_, err = s.ledger.PostAll(ctx, postings)
+		_, err = s.ledger.PostAll(ctx, tx, postings)
 		return err
 	})
 	if err != nil {
@@ -143,34 +147,36 @@ func settlePosting(t *ent.Transaction) ledger.Posting {
 // its debit (the merchant gets back exactly what was taken, in the currency
 // it was taken in) and withdrawal.failed. It reports false, changing
 // nothing, when t is no longer pending or its lease passed to another owner.
-func (s *Service) Fail(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
+// It runs in tx, the caller's transaction, or in one of its own when tx is
+// nil.
+func (s *Service) Fail(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owner string, res rails.PayoutResult) (bool, error) {
 	reason := res.Reason
 	if reason == "" {
 		reason = "the payout was rejected by the beneficiary's bank"
 	}
 	set := func(u *ent.TransactionUpdateOne, _ time.Time) { u.SetStatus(StatusFailed).SetRejectReason(reason) }
-	return s.finish(ctx, t, owner, res, set, func(ctx context.Context, done *ent.Transaction) error {
-		if _, err := s.outbox.Emit(ctx, events.WithdrawalFailed, done); err != nil {
+	return s.finish(ctx, tx, t, owner, res, set, func(ctx context.Context, tx *ent.Tx, done *ent.Transaction) error {
+		if _, err := s.outbox.EmitIn(ctx, tx, events.WithdrawalFailed, done); err != nil {
 			return err
 		}
-		_, err := s.ledger.Reverse(ctx, DebitPostingID(done.Reference), "payout of "+done.Reference+" failed")
+		_, err := s.ledger.Reverse(ctx, tx, DebitPostingID(done.Reference), "payout of "+done.Reference+" failed")
 		return err
 	})
 }
 
-// finish moves t out of pending in one database transaction: the
-// conditional update from pending under owner's lease (set adds the new
-// state), then after's postings and event.
-func (s *Service) finish(ctx context.Context, t *ent.Transaction, owner string, res rails.PayoutResult,
-	set func(u *ent.TransactionUpdateOne, now time.Time), after func(ctx context.Context, done *ent.Transaction) error) (bool, error) {
+// finish moves t out of pending in one database transaction (tx, or one of
+// its own when tx is nil): the conditional update from pending under
+// owner's lease (set adds the new state), then after's postings and event.
+func (s *Service) finish(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owner string, res rails.PayoutResult,
+	set func(u *ent.TransactionUpdateOne, now time.Time), after func(ctx context.Context, tx *ent.Tx, done *ent.Transaction) error) (bool, error) {
 	if t.Type != Type {
 		return false, fmt.Errorf("withdrawals: %s is not a withdrawal", t.Reference)
 	}
 	ctx = tenant.With(ctx, tenant.Tenant{MerchantID: t.MerchantID, Mode: t.Mode})
 	done := false
-	err := s.db.Tx(ctx, func(ctx context.Context) error {
+	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		now := s.clock.Now()
-		u := s.db.Client(ctx).Transaction.UpdateOneID(t.ID).
+		u := tx.Client().Transaction.UpdateOneID(t.ID).
 			Where(transaction.Status(StatusPending), jobs.Mine(owner)).
 			SetUpdatedAt(now).ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil()
 		if res.RailsReference != "" {
@@ -184,7 +190,7 @@ func (s *Service) finish(ctx context.Context, t *ent.Transaction, owner string, 
 		if err != nil {
 			return err
 		}
-		if err := after(ctx, row); err != nil {
+		if err := after(ctx, tx, row); err != nil {
 			return err
 		}
 		done = true

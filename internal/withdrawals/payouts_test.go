@@ -40,7 +40,7 @@ func TestSucceedAllBatch(t *testing.T) {
 			refs = append(refs, e.REST("POST", "/transactions/withdraw", m.TestSecret, body).Expect(200).Data()["reference"].(string))
 		}
 		ctx := tenant.System(context.Background())
-		c := e.App.DB.Client(ctx)
+		c := e.App.DB.Reader()
 		servertest.Eventually(t, 30*time.Second, "the payouts to be submitted", func() bool {
 			n, err := c.Transaction.Query().Where(transaction.ReferenceIn(refs...), transaction.SubmittedAtIsNil()).Count(ctx)
 			return err == nil && n == 0
@@ -85,8 +85,8 @@ func TestSucceedAllBatch(t *testing.T) {
 				SettledAt: now.Add(time.Duration(i)*time.Millisecond + 123456*time.Nanosecond)})
 		}
 		var done []*ent.Transaction
-		err = e.App.DB.Tx(ctx, func(ctx context.Context) error {
-			done, err = e.App.Withdrawals.SucceedAll(ctx, "probe", batch, res)
+		err = e.App.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			done, err = e.App.Withdrawals.SucceedAll(ctx, tx, "probe", batch, res)
 			return err
 		})
 		if err != nil {

@@ -109,12 +109,12 @@ func TestWithdrawAtOnce(t *testing.T) {
 		if count["ok"] != 100 || count[string(apperr.InsufficientBalance)] != 100 {
 			t.Fatalf("outcomes %v, want 100 accepted and 100 %s", count, apperr.InsufficientBalance)
 		}
-		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), "NGN")
+		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), nil, "NGN")
 		if err != nil || b.Available != 0 {
 			t.Fatalf("balance %+v, %v; want 0", b, err)
 		}
 		ctx := tenant.System(context.Background())
-		c := e.App.DB.Client(ctx)
+		c := e.App.DB.Reader()
 		if got, err := c.Transaction.Query().Where(transaction.MerchantID(m.ID), transaction.Type(withdrawals.Type)).Count(ctx); err != nil || got != 100 {
 			t.Errorf("%d withdrawals (%v), want 100", got, err)
 		}
@@ -186,7 +186,7 @@ func TestWithdrawReferencesAtOnce(t *testing.T) {
 				t.Errorf("%q replayed %v as %q, first %q (%v)", ref, replayed, again.Body, res[i].Body, err)
 			}
 		}
-		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), "NGN")
+		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), nil, "NGN")
 		if err != nil || b.Available != 10_000*100-6*100*100 {
 			t.Fatalf("balance %+v, %v", b, err)
 		}
@@ -210,14 +210,14 @@ func TestWithdrawInHandedTransaction(t *testing.T) {
 		expect := func(what string, rows int, available int64) {
 			t.Helper()
 			sys := tenant.System(context.Background())
-			c := e.App.DB.Client(sys)
+			c := e.App.DB.Reader()
 			if got, err := c.Transaction.Query().Where(transaction.MerchantID(m.ID), transaction.Type(withdrawals.Type)).Count(sys); err != nil || got != rows {
 				t.Errorf("%s: %d withdrawals (%v), want %d", what, got, err, rows)
 			}
 			if got, err := c.Event.Query().Where(event.MerchantID(m.ID), event.Type("withdrawal.pending")).Count(sys); err != nil || got != rows {
 				t.Errorf("%s: %d withdrawal.pending events (%v), want %d", what, got, err, rows)
 			}
-			if b, err := e.App.Ledger.Balance(ctx, "NGN"); err != nil || b.Available != available {
+			if b, err := e.App.Ledger.Balance(ctx, nil, "NGN"); err != nil || b.Available != available {
 				t.Errorf("%s: balance %+v (%v), want %d available", what, b, err, available)
 			}
 		}

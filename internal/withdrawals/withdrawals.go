@@ -222,7 +222,7 @@ func (s *Service) Withdraw(ctx context.Context, tx *ent.Tx, in Input) (*ent.Tran
 	var out *ent.Transaction
 	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		if in.cross() {
-			q, err := s.rates.ConsumeIn(ctx, tx, *in.RateReference, rates.Withdrawal, ref)
+			q, err := s.rates.Consume(ctx, tx, *in.RateReference, rates.Withdrawal, ref)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,16 @@
 //	make migration NAME=add_refunds
 //
 // It writes nothing when the schema and the migrations already agree.
+//
+// Some statements are not ent's to describe: a PostgreSQL table's storage
+// parameters (ALTER TABLE ... SET (fillfactor = N)), which neither ent nor
+// Atlas's inspection of PostgreSQL knows, so the difference computed after
+// the replay never mentions them. Such a statement is added by hand to the
+// new migration, below the generated ones and with a comment saying so,
+// before that migration is released; then atlas.sum, the checksum of the
+// directory that the replay verifies, is written again:
+//
+//	go run ./tools/migrations -rehash
 package main
 
 import (
@@ -21,6 +31,7 @@ import (
 	"regexp"
 	"time"
 
+	atlasmigrate "ariga.io/atlas/sql/migrate"
 	"ariga.io/atlas/sql/sqltool"
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -35,7 +46,20 @@ func main() {
 	name := flag.String("name", "", "what the migration does, in snake_case (e.g. add_refunds)")
 	dir := flag.String("dir", "migrations", "the directory holding sqlite/ and postgres/")
 	only := flag.String("dialect", "", "sqlite or postgres (default: both)")
+	rehash := flag.Bool("rehash", false, "only write atlas.sum again, after a hand-written statement was added to a migration not yet released")
 	flag.Parse()
+	if *rehash {
+		for _, d := range []string{"sqlite", "postgres"} {
+			if *only != "" && *only != d {
+				continue
+			}
+			if err := writeSum(filepath.Join(*dir, d)); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", d, err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
 	if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(*name) {
 		fmt.Fprintln(os.Stderr, "usage: make migration NAME=snake_case_name")
 		os.Exit(2)
@@ -95,6 +119,19 @@ func generate(ctx context.Context, kind, path, name string) error {
 	}
 	fmt.Printf("%s: wrote a migration in %s (read it before committing it)\n", kind, path)
 	return nil
+}
+
+// writeSum writes the atlas.sum of the migrations in path.
+func writeSum(path string) error {
+	dir, err := sqltool.NewGooseDir(path)
+	if err != nil {
+		return err
+	}
+	sum, err := dir.Checksum()
+	if err != nil {
+		return err
+	}
+	return atlasmigrate.WriteSumFile(dir, sum)
 }
 
 // scratch opens an empty database to replay the migrations on.
