@@ -221,10 +221,19 @@ func Cursor(e *ent.Event) page.Cursor {
 	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}
 }
 
-// ForTransaction lists the ctx tenant's events about the transaction with
-// the service's reference ref, oldest first.
-func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
-	rows, err := o.db.Reader().Event.Query().Where(event.TransactionRef(ref)).
+// ForTransactionIn lists the ctx tenant's events about the transaction
+// with the service's reference ref, oldest first, read in tx (a mutation's
+// answer sees the events it wrote) or, when tx is nil, outside any.
+func (o *Outbox) ForTransactionIn(ctx context.Context, tx *ent.Tx, ref string) ([]*ent.Event, error) {
+	rows, err := o.db.ClientOf(tx).Event.Query().Where(event.TransactionRef(ref)).
 		Order(ent.Asc(event.FieldID)).All(ctx)
 	return rows, store.Classify(err)
+}
+
+// ForTransaction is ForTransactionIn in the transaction carried by ctx.
+//
+// Deprecated: kept while callers carry their transaction in the context;
+// use ForTransactionIn.
+func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
+	return o.ForTransactionIn(ctx, ent.TxFromContext(ctx), ref)
 }
