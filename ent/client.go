@@ -16,6 +16,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
@@ -54,6 +55,8 @@ type Client struct {
 	EmailNotification *EmailNotificationClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// EventFanout is the client for interacting with the EventFanout builders.
+	EventFanout *EventFanoutClient
 	// ExportToken is the client for interacting with the ExportToken builders.
 	ExportToken *ExportTokenClient
 	// FiatAccount is the client for interacting with the FiatAccount builders.
@@ -100,6 +103,7 @@ func (c *Client) init() {
 	c.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(c.config)
 	c.EmailNotification = NewEmailNotificationClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.EventFanout = NewEventFanoutClient(c.config)
 	c.ExportToken = NewExportTokenClient(c.config)
 	c.FiatAccount = NewFiatAccountClient(c.config)
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
@@ -212,6 +216,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
+		EventFanout:        NewEventFanoutClient(cfg),
 		ExportToken:        NewExportTokenClient(cfg),
 		FiatAccount:        NewFiatAccountClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
@@ -251,6 +256,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		CryptoPayEnrolment: NewCryptoPayEnrolmentClient(cfg),
 		EmailNotification:  NewEmailNotificationClient(cfg),
 		Event:              NewEventClient(cfg),
+		EventFanout:        NewEventFanoutClient(cfg),
 		ExportToken:        NewExportTokenClient(cfg),
 		FiatAccount:        NewFiatAccountClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
@@ -296,9 +302,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
-		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
-		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
-		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.EventFanout, c.ExportToken, c.FiatAccount, c.IdempotencyRecord,
+		c.LedgerAccount, c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote,
+		c.RailsNotice, c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
 		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
@@ -310,9 +316,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.BalanceSlot, c.CryptoPayEnrolment, c.EmailNotification, c.Event,
-		c.ExportToken, c.FiatAccount, c.IdempotencyRecord, c.LedgerAccount,
-		c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote, c.RailsNotice,
-		c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
+		c.EventFanout, c.ExportToken, c.FiatAccount, c.IdempotencyRecord,
+		c.LedgerAccount, c.LedgerEntry, c.Merchant, c.MerchantPair, c.Pair, c.Quote,
+		c.RailsNotice, c.Transaction, c.Wallet, c.WebhookAttempt, c.WebhookDelivery,
 		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
@@ -332,6 +338,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.EmailNotification.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *EventFanoutMutation:
+		return c.EventFanout.mutate(ctx, m)
 	case *ExportTokenMutation:
 		return c.ExportToken.mutate(ctx, m)
 	case *FiatAccountMutation:
@@ -1035,6 +1043,139 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
+	}
+}
+
+// EventFanoutClient is a client for the EventFanout schema.
+type EventFanoutClient struct {
+	config
+}
+
+// NewEventFanoutClient returns a client for the EventFanout from the given config.
+func NewEventFanoutClient(c config) *EventFanoutClient {
+	return &EventFanoutClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `eventfanout.Hooks(f(g(h())))`.
+func (c *EventFanoutClient) Use(hooks ...Hook) {
+	c.hooks.EventFanout = append(c.hooks.EventFanout, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `eventfanout.Intercept(f(g(h())))`.
+func (c *EventFanoutClient) Intercept(interceptors ...Interceptor) {
+	c.inters.EventFanout = append(c.inters.EventFanout, interceptors...)
+}
+
+// Create returns a builder for creating a EventFanout entity.
+func (c *EventFanoutClient) Create() *EventFanoutCreate {
+	mutation := newEventFanoutMutation(c.config, OpCreate)
+	return &EventFanoutCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of EventFanout entities.
+func (c *EventFanoutClient) CreateBulk(builders ...*EventFanoutCreate) *EventFanoutCreateBulk {
+	return &EventFanoutCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EventFanoutClient) MapCreateBulk(slice any, setFunc func(*EventFanoutCreate, int)) *EventFanoutCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EventFanoutCreateBulk{err: fmt.Errorf("calling to EventFanoutClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EventFanoutCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EventFanoutCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for EventFanout.
+func (c *EventFanoutClient) Update() *EventFanoutUpdate {
+	mutation := newEventFanoutMutation(c.config, OpUpdate)
+	return &EventFanoutUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EventFanoutClient) UpdateOne(_m *EventFanout) *EventFanoutUpdateOne {
+	mutation := newEventFanoutMutation(c.config, OpUpdateOne, withEventFanout(_m))
+	return &EventFanoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EventFanoutClient) UpdateOneID(id int64) *EventFanoutUpdateOne {
+	mutation := newEventFanoutMutation(c.config, OpUpdateOne, withEventFanoutID(id))
+	return &EventFanoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for EventFanout.
+func (c *EventFanoutClient) Delete() *EventFanoutDelete {
+	mutation := newEventFanoutMutation(c.config, OpDelete)
+	return &EventFanoutDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EventFanoutClient) DeleteOne(_m *EventFanout) *EventFanoutDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EventFanoutClient) DeleteOneID(id int64) *EventFanoutDeleteOne {
+	builder := c.Delete().Where(eventfanout.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EventFanoutDeleteOne{builder}
+}
+
+// Query returns a query builder for EventFanout.
+func (c *EventFanoutClient) Query() *EventFanoutQuery {
+	return &EventFanoutQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEventFanout},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a EventFanout entity by its id.
+func (c *EventFanoutClient) Get(ctx context.Context, id int64) (*EventFanout, error) {
+	return c.Query().Where(eventfanout.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EventFanoutClient) GetX(ctx context.Context, id int64) *EventFanout {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EventFanoutClient) Hooks() []Hook {
+	return c.hooks.EventFanout
+}
+
+// Interceptors returns the client interceptors.
+func (c *EventFanoutClient) Interceptors() []Interceptor {
+	return c.inters.EventFanout
+}
+
+func (c *EventFanoutClient) mutate(ctx context.Context, m *EventFanoutMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EventFanoutCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EventFanoutUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EventFanoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EventFanoutDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown EventFanout mutation op: %q", m.Op())
 	}
 }
 
@@ -3052,16 +3193,16 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
-		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
-		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, EventFanout,
+		ExportToken, FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry,
+		Merchant, MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, ExportToken,
-		FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry, Merchant,
-		MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		APIKey, BalanceSlot, CryptoPayEnrolment, EmailNotification, Event, EventFanout,
+		ExportToken, FiatAccount, IdempotencyRecord, LedgerAccount, LedgerEntry,
+		Merchant, MerchantPair, Pair, Quote, RailsNotice, Transaction, Wallet,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

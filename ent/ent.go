@@ -11,6 +11,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
@@ -97,6 +98,7 @@ func checkColumn(t, c string) error {
 			cryptopayenrolment.Table: cryptopayenrolment.ValidColumn,
 			emailnotification.Table:  emailnotification.ValidColumn,
 			event.Table:              event.ValidColumn,
+			eventfanout.Table:        eventfanout.ValidColumn,
 			exporttoken.Table:        exporttoken.ValidColumn,
 			fiataccount.Table:        fiataccount.ValidColumn,
 			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,

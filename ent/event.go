@@ -31,7 +31,7 @@ type Event struct {
 	Payload []byte `json:"payload,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// deliveries and e-mail rows created
+	// retired: see event_fanouts
 	FannedOut bool `json:"fanned_out,omitempty"`
 	// TraceParent holds the value of the "trace_parent" field.
 	TraceParent  *string `json:"trace_parent,omitempty"`

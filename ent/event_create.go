@@ -304,18 +304,6 @@ type (
 	}
 )
 
-// SetFannedOut sets the "fanned_out" field.
-func (u *EventUpsert) SetFannedOut(v bool) *EventUpsert {
-	u.Set(event.FieldFannedOut, v)
-	return u
-}
-
-// UpdateFannedOut sets the "fanned_out" field to the value that was provided on create.
-func (u *EventUpsert) UpdateFannedOut() *EventUpsert {
-	u.SetExcluded(event.FieldFannedOut)
-	return u
-}
-
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -354,6 +342,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(event.FieldCreatedAt)
 		}
+		if _, exists := u.create.mutation.FannedOut(); exists {
+			s.SetIgnore(event.FieldFannedOut)
+		}
 		if _, exists := u.create.mutation.TraceParent(); exists {
 			s.SetIgnore(event.FieldTraceParent)
 		}
@@ -386,20 +377,6 @@ func (u *EventUpsertOne) Update(set func(*EventUpsert)) *EventUpsertOne {
 		set(&EventUpsert{UpdateSet: update})
 	}))
 	return u
-}
-
-// SetFannedOut sets the "fanned_out" field.
-func (u *EventUpsertOne) SetFannedOut(v bool) *EventUpsertOne {
-	return u.Update(func(s *EventUpsert) {
-		s.SetFannedOut(v)
-	})
-}
-
-// UpdateFannedOut sets the "fanned_out" field to the value that was provided on create.
-func (u *EventUpsertOne) UpdateFannedOut() *EventUpsertOne {
-	return u.Update(func(s *EventUpsert) {
-		s.UpdateFannedOut()
-	})
 }
 
 // Exec executes the query.
@@ -605,6 +582,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(event.FieldCreatedAt)
 			}
+			if _, exists := b.mutation.FannedOut(); exists {
+				s.SetIgnore(event.FieldFannedOut)
+			}
 			if _, exists := b.mutation.TraceParent(); exists {
 				s.SetIgnore(event.FieldTraceParent)
 			}
@@ -638,20 +618,6 @@ func (u *EventUpsertBulk) Update(set func(*EventUpsert)) *EventUpsertBulk {
 		set(&EventUpsert{UpdateSet: update})
 	}))
 	return u
-}
-
-// SetFannedOut sets the "fanned_out" field.
-func (u *EventUpsertBulk) SetFannedOut(v bool) *EventUpsertBulk {
-	return u.Update(func(s *EventUpsert) {
-		s.SetFannedOut(v)
-	})
-}
-
-// UpdateFannedOut sets the "fanned_out" field to the value that was provided on create.
-func (u *EventUpsertBulk) UpdateFannedOut() *EventUpsertBulk {
-	return u.Update(func(s *EventUpsert) {
-		s.UpdateFannedOut()
-	})
 }
 
 // Exec executes the query.

@@ -28,20 +28,6 @@ func (_u *EventUpdate) Where(ps ...predicate.Event) *EventUpdate {
 	return _u
 }
 
-// SetFannedOut sets the "fanned_out" field.
-func (_u *EventUpdate) SetFannedOut(v bool) *EventUpdate {
-	_u.mutation.SetFannedOut(v)
-	return _u
-}
-
-// SetNillableFannedOut sets the "fanned_out" field if the given value is not nil.
-func (_u *EventUpdate) SetNillableFannedOut(v *bool) *EventUpdate {
-	if v != nil {
-		_u.SetFannedOut(*v)
-	}
-	return _u
-}
-
 // Mutation returns the EventMutation object of the builder.
 func (_u *EventUpdate) Mutation() *EventMutation {
 	return _u.mutation
@@ -92,9 +78,6 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.TransactionRefCleared() {
 		_spec.ClearField(event.FieldTransactionRef, field.TypeString)
 	}
-	if value, ok := _u.mutation.FannedOut(); ok {
-		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
-	}
 	if _u.mutation.TraceParentCleared() {
 		_spec.ClearField(event.FieldTraceParent, field.TypeString)
 	}
@@ -118,20 +101,6 @@ type EventUpdateOne struct {
 	hooks     []Hook
 	mutation  *EventMutation
 	modifiers []func(*sql.UpdateBuilder)
-}
-
-// SetFannedOut sets the "fanned_out" field.
-func (_u *EventUpdateOne) SetFannedOut(v bool) *EventUpdateOne {
-	_u.mutation.SetFannedOut(v)
-	return _u
-}
-
-// SetNillableFannedOut sets the "fanned_out" field if the given value is not nil.
-func (_u *EventUpdateOne) SetNillableFannedOut(v *bool) *EventUpdateOne {
-	if v != nil {
-		_u.SetFannedOut(*v)
-	}
-	return _u
 }
 
 // Mutation returns the EventMutation object of the builder.
@@ -213,9 +182,6 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	}
 	if _u.mutation.TransactionRefCleared() {
 		_spec.ClearField(event.FieldTransactionRef, field.TypeString)
-	}
-	if value, ok := _u.mutation.FannedOut(); ok {
-		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 	}
 	if _u.mutation.TraceParentCleared() {
 		_spec.ClearField(event.FieldTraceParent, field.TypeString)

@@ -24,6 +24,8 @@ type Tx struct {
 	EmailNotification *EmailNotificationClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// EventFanout is the client for interacting with the EventFanout builders.
+	EventFanout *EventFanoutClient
 	// ExportToken is the client for interacting with the ExportToken builders.
 	ExportToken *ExportTokenClient
 	// FiatAccount is the client for interacting with the FiatAccount builders.
@@ -190,6 +192,7 @@ func (tx *Tx) init() {
 	tx.CryptoPayEnrolment = NewCryptoPayEnrolmentClient(tx.config)
 	tx.EmailNotification = NewEmailNotificationClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.EventFanout = NewEventFanoutClient(tx.config)
 	tx.ExportToken = NewExportTokenClient(tx.config)
 	tx.FiatAccount = NewFiatAccountClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"merchantpay/ent"
-	"merchantpay/internal/store"
 )
 
 // A mutation's database transaction reaches the resolvers through the
@@ -27,18 +26,4 @@ func WithRequestTx(ctx context.Context, tx *ent.Tx) context.Context {
 func requestTx(ctx context.Context) *ent.Tx {
 	tx, _ := ctx.Value(requestTxKey{}).(*ent.Tx)
 	return tx
-}
-
-// legacyTxCtx is ctx carrying the request's transaction where
-// internal/events and internal/webhooks still look for it (store.WithTx):
-// the reads a mutation's answer makes through them (a transaction's events,
-// an event's deliveries) must see the mutation's uncommitted rows. Without
-// a request transaction (a query) it is ctx.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func legacyTxCtx(ctx context.Context) context.Context {
-	if tx := requestTx(ctx); tx != nil {
-		return store.WithTx(ctx, tx)
-	}
-	return ctx
 }

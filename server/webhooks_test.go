@@ -18,7 +18,7 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/emailnotification"
-	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/events/eventtest"
 	"merchantpay/internal/hookwire"
@@ -379,9 +379,8 @@ func TestWebhookGoneDisablesEndpoint(t *testing.T) {
 		// A disabled endpoint gets no more deliveries.
 		ev2, _ := emit(t, e, tn, "deposit.success")
 		servertest.Eventually(t, 10*time.Second, "the second event fanned out", func() bool {
-			ok, err := e.App.DB.Reader().Event.Query().
-				Where(event.EventID(ev2.EventID), event.FannedOut(true)).Exist(sys)
-			return err == nil && ok
+			queued, err := e.App.DB.Reader().EventFanout.Query().Where(eventfanout.ID(ev2.ID)).Exist(sys)
+			return err == nil && !queued
 		})
 		if n := len(deliveries(t, e, tn, ev2.EventID)); n != 0 {
 			t.Fatalf("%d deliveries to a disabled endpoint", n)

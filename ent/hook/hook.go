@@ -68,6 +68,18 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The EventFanoutFunc type is an adapter to allow the use of ordinary
+// function as EventFanout mutator.
+type EventFanoutFunc func(context.Context, *ent.EventFanoutMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EventFanoutFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EventFanoutMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventFanoutMutation", m)
+}
+
 // The ExportTokenFunc type is an adapter to allow the use of ordinary
 // function as ExportToken mutator.
 type ExportTokenFunc func(context.Context, *ent.ExportTokenMutation) (ent.Value, error)

@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/cryptopayenrolment"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/ent/exporttoken"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/ent/idempotencyrecord"
@@ -221,6 +222,33 @@ func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
+}
+
+// The EventFanoutFunc type is an adapter to allow the use of ordinary function as a Querier.
+type EventFanoutFunc func(context.Context, *ent.EventFanoutQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f EventFanoutFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.EventFanoutQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.EventFanoutQuery", q)
+}
+
+// The TraverseEventFanout type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseEventFanout func(context.Context, *ent.EventFanoutQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseEventFanout) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseEventFanout) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.EventFanoutQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.EventFanoutQuery", q)
 }
 
 // The ExportTokenFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -641,6 +669,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.EmailNotificationQuery, predicate.EmailNotification, emailnotification.OrderOption]{typ: ent.TypeEmailNotification, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.EventFanoutQuery:
+		return &query[*ent.EventFanoutQuery, predicate.EventFanout, eventfanout.OrderOption]{typ: ent.TypeEventFanout, tq: q}, nil
 	case *ent.ExportTokenQuery:
 		return &query[*ent.ExportTokenQuery, predicate.ExportToken, exporttoken.OrderOption]{typ: ent.TypeExportToken, tq: q}, nil
 	case *ent.FiatAccountQuery:

@@ -143,11 +143,6 @@ var (
 		PrimaryKey: []*schema.Column{EventsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "event_fanned_out_id",
-				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[8], EventsColumns[0]},
-			},
-			{
 				Name:    "event_merchant_id_mode_id",
 				Unique:  false,
 				Columns: []*schema.Column{EventsColumns[1], EventsColumns[2], EventsColumns[0]},
@@ -158,6 +153,16 @@ var (
 				Columns: []*schema.Column{EventsColumns[5]},
 			},
 		},
+	}
+	// EventFanoutsColumns holds the columns for the "event_fanouts" table.
+	EventFanoutsColumns = []*schema.Column{
+		{Name: "event_id", Type: field.TypeInt64},
+	}
+	// EventFanoutsTable holds the schema information for the "event_fanouts" table.
+	EventFanoutsTable = &schema.Table{
+		Name:       "event_fanouts",
+		Columns:    EventFanoutsColumns,
+		PrimaryKey: []*schema.Column{EventFanoutsColumns[0]},
 	}
 	// ExportTokensColumns holds the columns for the "export_tokens" table.
 	ExportTokensColumns = []*schema.Column{
@@ -684,6 +689,7 @@ var (
 		CryptoPayEnrolmentsTable,
 		EmailNotificationsTable,
 		EventsTable,
+		EventFanoutsTable,
 		ExportTokensTable,
 		FiatAccountsTable,
 		IdempotencyRecordsTable,

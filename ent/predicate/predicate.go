@@ -21,6 +21,9 @@ type EmailNotification func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// EventFanout is the predicate function for eventfanout builders.
+type EventFanout func(*sql.Selector)
+
 // ExportToken is the predicate function for exporttoken builders.
 type ExportToken func(*sql.Selector)
 

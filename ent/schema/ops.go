@@ -45,7 +45,12 @@ func (Event) Fields() []ent.Field {
 		field.String("transaction_ref").Optional().Immutable(),
 		field.Bytes("payload").Immutable().Comment("the webhook body's data: the Transaction as GET showed it then"),
 		field.Time("created_at").Immutable(),
-		field.Bool("fanned_out").Default(false).Comment("deliveries and e-mail rows created"),
+		// Retired: fan-out progress is the event_fanouts queue (EventFanout).
+		// Kept one release, written true at insert and never updated, so
+		// that a rollback to the release before finds these events fanned
+		// out (its down migration marks those still queued false); the
+		// next release drops it.
+		field.Bool("fanned_out").Default(false).Immutable().Comment("retired: see event_fanouts"),
 		// The W3C traceparent of the request that made the event, when
 		// traced: the webhook delivery's span links to it.
 		field.String("trace_parent").Optional().Nillable().Immutable(),
@@ -54,9 +59,6 @@ func (Event) Fields() []ent.Field {
 
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
-		// The dispatcher reads the events not yet fanned out in id order:
-		// this index holds them apart from the fanned-out majority.
-		index.Fields("fanned_out", "id"),
 		// Subscriptions replay a tenant's events in id order.
 		index.Fields("merchant_id", "mode", "id"),
 		// A transaction's events (the dashboard's detail view).

@@ -15,6 +15,7 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/page"
@@ -63,35 +64,23 @@ func (o *Outbox) OnCommit(fn func()) {
 	o.mu.Unlock()
 }
 
-// Emit writes one event about t in the transaction carried by ctx. The
-// caller's context must act for t's tenant (or be the system).
-func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
-	evs, err := o.EmitAll(ctx, typ, []*ent.Transaction{t})
-	if err != nil {
-		return nil, err
-	}
-	return evs[0], nil
-}
-
-// EmitAll writes one event of type typ about each of ts, in order, with one
-// insert, in the transaction carried by ctx. Each event takes its tenant from
-// its transaction; the context must act for that tenant or be the system
-// (a worker recording many merchants' payouts at once).
-func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
-	return o.emitAll(ctx, ent.TxFromContext(ctx), typ, ts)
-}
-
-// EmitIn is Emit in tx, the caller's transaction handed to it as an
-// argument, after whose commit the outbox's listeners are woken.
+// EmitIn writes one event about t in tx, the caller's transaction handed
+// to it as an argument, after whose commit the outbox's listeners are
+// woken. The caller's context must act for t's tenant (or be the system).
 func (o *Outbox) EmitIn(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) (*ent.Event, error) {
-	evs, err := o.emitAll(ctx, tx, typ, []*ent.Transaction{t})
+	evs, err := o.EmitAllIn(ctx, tx, typ, []*ent.Transaction{t})
 	if err != nil {
 		return nil, err
 	}
 	return evs[0], nil
 }
 
-func (o *Outbox) emitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+// EmitAllIn writes one event of type typ about each of ts, in order, with
+// one insert (and one of their fan-out queue rows), in tx, the caller's
+// transaction, as EmitIn. Each event takes its tenant from its
+// transaction; the context must act for that tenant or be the system (a
+// worker recording many merchants' payouts at once).
+func (o *Outbox) EmitAllIn(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
 	if tx == nil {
 		return nil, fmt.Errorf("events: Emit outside a transaction")
 	}
@@ -110,32 +99,60 @@ func (o *Outbox) emitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.
 			SetMerchantID(t.MerchantID).SetMode(t.Mode).
 			SetEventID(newEventID()).SetType(typ).
 			SetTransactionRef(t.Reference).SetPayload(payload).
-			SetCreatedAt(now).SetNillableTraceParent(tracing.ParentOf(ctx))
+			SetCreatedAt(now).SetFannedOut(true).SetNillableTraceParent(tracing.ParentOf(ctx))
 	}
 	evs, err := c.Event.CreateBulk(rows...).Save(ctx)
 	if err != nil {
+		return nil, err
+	}
+	queued := make([]*ent.EventFanoutCreate, len(evs))
+	for i, ev := range evs {
+		queued[i] = c.EventFanout.Create().SetID(ev.ID)
+	}
+	if err := c.EventFanout.CreateBulk(queued...).Exec(ctx); err != nil {
 		return nil, err
 	}
 	store.OnCommit(tx, o.wake)
 	return evs, nil
 }
 
+// Emit is EmitIn in the transaction carried by ctx.
+//
+// Deprecated: kept while callers still carry their transaction in the
+// context; use EmitIn.
+func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
+	return o.EmitIn(ctx, ent.TxFromContext(ctx), typ, t)
+}
+
+// EmitAll is EmitAllIn in the transaction carried by ctx.
+//
+// Deprecated: kept while callers still carry their transaction in the
+// context; use EmitAllIn.
+func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+	return o.EmitAllIn(ctx, ent.TxFromContext(ctx), typ, ts)
+}
+
 // Rows is the INSERT of one event of type typ about each of ts, new
 // withdrawals, in one statement, for a caller that sends it with others of
 // its own (a withdrawal's debit carries its row and its event:
-// ledger.Service.Payout). Each event carries the trace parent
-// of its transaction, the request that made it. The statement must run in
-// tx, the caller's transaction, after whose commit the outbox's listeners
-// are woken, as after Emit.
+// ledger.Service.Payout). Its Then queues the events for fan-out: on
+// PostgreSQL a clause of the same statement reading the ids the INSERT
+// returns, on SQLite a statement of its own that finds them by their
+// evt_ ids. Each event carries the trace parent of its transaction, the
+// request that made it. The statement must run in tx, the caller's
+// transaction, after whose commit the outbox's listeners are woken, as
+// after Emit.
 func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) (store.Stmt, error) {
 	if tx == nil {
 		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
-	ins := entsql.Dialect(o.db.Dialect).Insert(event.Table).
+	d := entsql.Dialect(o.db.Dialect)
+	ins := d.Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
 			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent)
 	now := o.clock.Now()
-	for _, t := range ts {
+	ids := make([]any, len(ts))
+	for i, t := range ts {
 		payload, err := payloadFor(ctx, t)
 		if err != nil {
 			return store.Stmt{}, err
@@ -144,11 +161,21 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 		if t.TraceParent != nil {
 			parent = *t.TraceParent
 		}
-		ins.Values(t.MerchantID, t.Mode, newEventID(), typ, t.Reference, payload, now, false, parent)
+		ids[i] = newEventID()
+		ins.Values(t.MerchantID, t.Mode, ids[i], typ, t.Reference, payload, now, true, parent)
 	}
 	query, args := ins.Query()
+	queue := store.Stmt{Rows: len(ts)}
+	if o.db.IsPostgres() {
+		queue.SQL = "INSERT INTO " + eventfanout.Table + " (" + eventfanout.FieldID + ") SELECT " +
+			event.FieldID + " FROM " + store.Written
+	} else {
+		sel, selArgs := d.Select(event.FieldID).From(entsql.Table(event.Table)).
+			Where(entsql.In(event.FieldEventID, ids...)).Query()
+		queue.SQL, queue.Args = "INSERT INTO "+eventfanout.Table+" ("+eventfanout.FieldID+") "+sel, selArgs
+	}
 	store.OnCommit(tx, o.wake)
-	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}, nil
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, nil
 }
 
 // payloadFor is the payload of an event about t, which must be of ctx's
@@ -173,7 +200,7 @@ func (o *Outbox) wake() {
 
 // List returns a page of the ctx tenant's events, newest first.
 func (o *Outbox) List(ctx context.Context, p page.Params) ([]*ent.Event, page.Info, error) {
-	q := o.db.Client(ctx).Event.Query()
+	q := o.db.Reader().Event.Query()
 	if p.After != nil {
 		id, err := strconv.ParseInt(p.After.ID, 10, 64)
 		if err != nil {
@@ -194,10 +221,19 @@ func Cursor(e *ent.Event) page.Cursor {
 	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}
 }
 
-// ForTransaction lists the ctx tenant's events about the transaction with
-// the service's reference ref, oldest first.
-func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
-	rows, err := o.db.Client(ctx).Event.Query().Where(event.TransactionRef(ref)).
+// ForTransactionIn lists the ctx tenant's events about the transaction
+// with the service's reference ref, oldest first, read in tx (a mutation's
+// answer sees the events it wrote) or, when tx is nil, outside any.
+func (o *Outbox) ForTransactionIn(ctx context.Context, tx *ent.Tx, ref string) ([]*ent.Event, error) {
+	rows, err := o.db.ClientOf(tx).Event.Query().Where(event.TransactionRef(ref)).
 		Order(ent.Asc(event.FieldID)).All(ctx)
 	return rows, store.Classify(err)
+}
+
+// ForTransaction is ForTransactionIn in the transaction carried by ctx.
+//
+// Deprecated: kept while callers carry their transaction in the context;
+// use ForTransactionIn.
+func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
+	return o.ForTransactionIn(ctx, ent.TxFromContext(ctx), ref)
 }

@@ -10,6 +10,7 @@ import (
 	"merchantpay/ent"
 	"merchantpay/ent/emailnotification"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/ent/predicate"
 	"merchantpay/ent/transaction"
 	"merchantpay/ent/webhookdelivery"
@@ -155,15 +156,22 @@ func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric
 		gauge(p.descs.oldest[t], ageOf(oldest))
 	}
 
-	outbox := c.Event.Query().Where(event.FannedOut(false))
-	n, err := outbox.Clone().Count(ctx)
+	// The outbox's backlog is the fan-out queue; its oldest is the event of
+	// the lowest queued id.
+	n, err := c.EventFanout.Query().Count(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var oldest []createdAt
 	if n > 0 {
-		if err := outbox.Order(ent.Asc(event.FieldID)).Limit(1).Select(event.FieldCreatedAt).Scan(ctx, &oldest); err != nil {
+		first, err := c.EventFanout.Query().Order(ent.Asc(eventfanout.FieldID)).Limit(1).IDs(ctx)
+		if err != nil {
 			return nil, err
+		}
+		if len(first) > 0 {
+			if err := c.Event.Query().Where(event.ID(first[0])).Select(event.FieldCreatedAt).Scan(ctx, &oldest); err != nil {
+				return nil, err
+			}
 		}
 	}
 	gauge(p.descs.outbox, float64(n))

@@ -19,7 +19,20 @@ type Stmt struct {
 	Args []any
 	// Rows is how many rows it writes; 0 means one.
 	Rows int
+	// Then, when not nil, writes the rows that follow from SQL's (an
+	// event's fan-out queue row). As a WITH clause (CTEs) it is a clause of
+	// the same statement whose text reads SQL's rows as the relation
+	// Written, holding the columns SQL returns (Returning); ExecRows runs it
+	// after SQL, and then its text must find them by itself.
+	Then *Stmt
+	// Returning is what SQL returns as a WITH clause, for Then; 1 when
+	// empty.
+	Returning string
 }
+
+// Written is how a Stmt's Then names, as a WITH clause, the rows of the
+// statement it follows.
+const Written = "{written}"
 
 func (st Stmt) rows() int {
 	if st.Rows == 0 {
@@ -33,7 +46,8 @@ func (st Stmt) rows() int {
 // AS (...)", with their arguments renumbered in order from $1. cond is
 // "(SELECT count(*) FROM w1) = n1 AND ...": the carrying statement puts it
 // where its own effect depends on it, so that every row is written before
-// that effect and the effect needs all of them. The carrier's own
+// that effect and the effect needs all of them. A statement's Then is the
+// clause after it, "wNt", counted in cond as well. The carrier's own
 // arguments follow args.
 func CTEs(rows []Stmt) (ctes, cond string, args []any) {
 	var c, w strings.Builder
@@ -43,9 +57,19 @@ func CTEs(rows []Stmt) (ctes, cond string, args []any) {
 			c.WriteString(", ")
 			w.WriteString(" AND ")
 		}
-		c.WriteString(name + " AS (" + renumber(p.SQL, len(args)) + " RETURNING 1)")
+		returning := p.Returning
+		if returning == "" {
+			returning = "1"
+		}
+		c.WriteString(name + " AS (" + renumber(p.SQL, len(args)) + " RETURNING " + returning + ")")
 		w.WriteString("(SELECT count(*) FROM " + name + ") = " + strconv.Itoa(p.rows()))
 		args = append(args, p.Args...)
+		if t := p.Then; t != nil {
+			then := name + "t"
+			c.WriteString(", " + then + " AS (" + strings.ReplaceAll(renumber(t.SQL, len(args)), Written, name) + " RETURNING 1)")
+			w.WriteString(" AND (SELECT count(*) FROM " + then + ") = " + strconv.Itoa(t.rows()))
+			args = append(args, t.Args...)
+		}
 	}
 	return c.String(), w.String(), args
 }
@@ -74,8 +98,8 @@ func renumber(query string, by int) string {
 	return b.String()
 }
 
-// ExecRows runs st, which must write exactly st.Rows rows, in tx:
-// ErrWroteNothing when it wrote fewer. Its database error is returned as
+// ExecRows runs st, which must write exactly st.Rows rows, in tx, then its
+// Then: ErrWroteNothing when one wrote fewer. Its database error is returned as
 // it is (a unique index's refusal stays recognisable).
 func ExecRows(ctx context.Context, tx *ent.Tx, st Stmt) error {
 	if tx == nil {
@@ -89,6 +113,9 @@ func ExecRows(ctx context.Context, tx *ent.Tx, st Stmt) error {
 		return err
 	} else if n != int64(st.rows()) {
 		return ErrWroteNothing
+	}
+	if st.Then != nil {
+		return ExecRows(ctx, tx, *st.Then)
 	}
 	return nil
 }

@@ -61,9 +61,9 @@ func insertDeliveries(ctx context.Context, db *store.DB, c *ent.Client, pairs []
 	return nil
 }
 
-// insertAttempts stores the attempts of batch in one INSERT, in the
-// transaction carried by ctx.
-func insertAttempts(ctx context.Context, db *store.DB, batch []recordReq) error {
+// insertAttempts stores the attempts of batch in one INSERT with c, the
+// client of the caller's transaction.
+func insertAttempts(ctx context.Context, db *store.DB, c *ent.Client, batch []recordReq) error {
 	ins := entsql.Dialect(db.Dialect).Insert(webhookattempt.Table).Columns(
 		webhookattempt.FieldMerchantID, webhookattempt.FieldMode, webhookattempt.FieldDeliveryID,
 		webhookattempt.FieldNumber, webhookattempt.FieldStartedAt, webhookattempt.FieldLatencyMs,
@@ -83,7 +83,7 @@ func insertAttempts(ctx context.Context, db *store.DB, batch []recordReq) error 
 			r.out.succeeded())
 	}
 	query, args := ins.Query()
-	_, err := db.Client(ctx).ExecContext(ctx, query, args...)
+	_, err := c.ExecContext(ctx, query, args...)
 	return err
 }
 

@@ -49,7 +49,7 @@ func TestInsertDeliveriesAndAttempts(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db, clk, _, evs := bulkFixture(t, url, 1)
 		sys := tenant.System(context.Background())
-		c := db.Client(sys)
+		c := db.Reader()
 		dl, err := c.WebhookDelivery.Query().Only(sys)
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +82,8 @@ func TestInsertDeliveriesAndAttempts(t *testing.T) {
 			{dl: dl, out: outcome{started: started, latency: 1500 * time.Millisecond, status: 200, body: "ok"}},
 			{dl: dl, out: outcome{started: started, err: "no answer within 10s"}},
 		}
-		if err := db.Tx(sys, func(ctx context.Context) error { return insertAttempts(ctx, db, batch) }); err != nil {
+		err = db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return insertAttempts(ctx, db, tx.Client(), batch) })
+		if err != nil {
 			t.Fatal(err)
 		}
 		atts, err := c.WebhookAttempt.Query().Where(webhookattempt.DeliveryID(dl.ID)).Order(ent.Asc(webhookattempt.FieldID)).All(sys)
@@ -109,7 +110,7 @@ func TestClaimPostgres(t *testing.T) {
 	url := testdb.PostgresURL(t)
 	db, clk, d, _ := bulkFixture(t, url, 5)
 	sys := tenant.System(context.Background())
-	c := db.Client(sys)
+	c := db.Reader()
 	now := clk.Now()
 	all, err := c.WebhookDelivery.Query().Order(ent.Asc(webhookdelivery.FieldID)).All(sys)
 	if err != nil || len(all) != 5 {

@@ -47,7 +47,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimedDelivery, error
 	if err != nil || len(dls) == 0 {
 		return nil, err
 	}
-	c := d.db.Client(ctx)
+	c := d.db.Reader()
 	// The endpoints and events of the whole claim, one query each.
 	epIDs, evIDs := make([]string, 0, len(dls)), make([]string, 0, len(dls))
 	for _, dl := range dls {

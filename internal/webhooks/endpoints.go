@@ -148,7 +148,7 @@ func dedupe(names []string) []string {
 
 // List returns a page of the tenant's endpoints, newest first.
 func (s *Service) List(ctx context.Context, p page.Params) ([]*ent.WebhookEndpoint, page.Info, error) {
-	q := s.db.Client(ctx).WebhookEndpoint.Query().Where(webhookendpoint.DeletedAtIsNil())
+	q := s.db.Reader().WebhookEndpoint.Query().Where(webhookendpoint.DeletedAtIsNil())
 	if p.After != nil {
 		q = q.Where(webhookendpoint.Or(
 			webhookendpoint.CreatedAtLT(p.After.Time),
@@ -168,7 +168,7 @@ func Cursor(e *ent.WebhookEndpoint) page.Cursor { return page.Cursor{Time: e.Cre
 
 // Get finds one of the tenant's endpoints.
 func (s *Service) Get(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
-	ep, err := s.db.Client(ctx).WebhookEndpoint.Query().
+	ep, err := s.db.Reader().WebhookEndpoint.Query().
 		Where(webhookendpoint.ID(id), webhookendpoint.DeletedAtIsNil()).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, notFound(id)

@@ -2,62 +2,29 @@ package webhooks
 
 import (
 	"context"
-
-	"entgo.io/ent/dialect/sql"
+	"database/sql"
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
+	"merchantpay/ent/eventfanout"
 	"merchantpay/ent/webhookendpoint"
 	"merchantpay/internal/tenant"
 )
 
 // fanOut turns new events into deliveries (and whatever FanOut adds), in
-// batches, each in one transaction with the events' fanned_out flag;
-// committed runs after each batch that had events.
+// batches, each in one transaction that takes the events off the fan-out
+// queue (event_fanouts); committed runs after each batch that had events.
+// The event rows themselves are only read.
 func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 	for {
 		n := 0
-		err := d.db.Tx(ctx, func(ctx context.Context) error {
-			c := d.db.Client(ctx)
-			q := c.Event.Query().Where(event.FannedOut(false)).Order(ent.Asc(event.FieldID)).Limit(fanOutBatch)
-			if d.db.IsPostgres() {
-				// Instances share the backlog instead of queueing on one row.
-				q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-			}
-			// Not the payloads: deliveries do not need them (a claim reads
-			// them for the attempt), and FanOut reads one when it needs it.
-			evs, err := q.Select(fanOutColumns...).All(ctx)
-			if err != nil {
+		err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			taken, evs, err := d.take(ctx, tx)
+			n = taken
+			if err != nil || len(evs) == 0 {
 				return err
 			}
-			n = len(evs)
-			if n == 0 {
-				return nil
-			}
-			if d.db.IsPostgres() {
-				// The rows are locked: one update marks the batch.
-				ids := make([]int64, len(evs))
-				for i, ev := range evs {
-					ids[i] = ev.ID
-				}
-				if _, err := c.Event.Update().Where(event.IDIn(ids...)).SetFannedOut(true).Save(ctx); err != nil {
-					return err
-				}
-			} else {
-				// Conditional, so an event is fanned out once even where
-				// rows cannot be locked (SQLite shared by two processes).
-				kept := evs[:0]
-				for _, ev := range evs {
-					k, err := c.Event.Update().Where(event.ID(ev.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
-					if err != nil {
-						return err
-					}
-					if k == 1 {
-						kept = append(kept, ev)
-					}
-				}
-				evs = kept
-			}
+			c := tx.Client()
 			endpoints := map[tenant.Tenant][]*ent.WebhookEndpoint{}
 			now := d.clock.Now()
 			var pairs []newDeliveryPair
@@ -79,13 +46,11 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 					}
 				}
 			}
-			if d.cfg.FanOut != nil && len(evs) > 0 {
-				if err := d.cfg.FanOut(ctx, evs); err != nil {
-					return err
-				}
+			if err := d.fanOutHook(ctx, tx, evs); err != nil {
+				return err
 			}
 			// One insert for the batch's deliveries, ids not read back.
-			return insertDeliveries(ctx, d.db, d.db.Client(ctx), pairs, now)
+			return insertDeliveries(ctx, d.db, c, pairs, now)
 		})
 		if err == nil && n > 0 {
 			committed()
@@ -95,6 +60,82 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 		}
 	}
 }
+
+// fanOutHook runs the configured hook on a batch of events in tx.
+func (d *Dispatcher) fanOutHook(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
+	switch {
+	case d.cfg.FanOutIn != nil:
+		return d.cfg.FanOutIn(ctx, tx, evs)
+	case d.cfg.FanOut != nil:
+		return d.cfg.FanOut(ent.NewTxContext(ctx, tx), evs)
+	}
+	return nil
+}
+
+// take takes up to fanOutBatch events off the fan-out queue in tx, in id
+// order, and reads them (all but the payload: deliveries do not need it,
+// a claim reads it for the attempt, and FanOut reads one when it needs
+// it). taken counts the queue rows looked at, evs the events this
+// transaction took: on PostgreSQL one statement locks the first rows no
+// other instance holds (SKIP LOCKED, so instances share a backlog instead
+// of queueing on one row), deletes them and joins their events; on SQLite,
+// where rows cannot be locked (a file shared by two processes), each row is
+// taken by a delete checked by rows affected, so an event is fanned out
+// once. A rollback puts the rows back.
+func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*ent.Event, err error) {
+	if d.db.IsPostgres() {
+		rows, err := tx.QueryContext(ctx, takePostgres, fanOutBatch)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ev ent.Event
+			var ref, parent sql.NullString
+			if err := rows.Scan(&ev.ID, &ev.MerchantID, &ev.Mode, &ev.EventID, &ev.Type, &ref,
+				&ev.CreatedAt, &ev.FannedOut, &parent); err != nil {
+				return 0, nil, err
+			}
+			ev.TransactionRef = ref.String
+			ev.TraceParent = nullable(parent.String, parent.Valid)
+			evs = append(evs, &ev)
+		}
+		// An event whose row is gone still took its queue row.
+		return len(evs), evs, rows.Err()
+	}
+	c := tx.Client()
+	ids, err := c.EventFanout.Query().Order(ent.Asc(eventfanout.FieldID)).Limit(fanOutBatch).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return 0, nil, err
+	}
+	mine := ids[:0:0]
+	for _, id := range ids {
+		k, err := c.EventFanout.Delete().Where(eventfanout.ID(id)).Exec(ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		if k == 1 {
+			mine = append(mine, id)
+		}
+	}
+	if len(mine) == 0 {
+		return len(ids), nil, nil
+	}
+	evs, err = c.Event.Query().Where(event.IDIn(mine...)).Order(ent.Asc(event.FieldID)).
+		Select(fanOutColumns...).All(ctx)
+	return len(ids), evs, err
+}
+
+// takePostgres is take's statement on PostgreSQL ($1: the batch): the
+// columns of fanOutColumns, in that order, of the events it took. The rows
+// to take are picked once, as an array: as "IN (SELECT ...)" the planner
+// may run the locking pick again for every queue row it looks at, dead
+// ones included (a busy queue holds thousands until autovacuum comes).
+var takePostgres = `WITH q AS (DELETE FROM ` + eventfanout.Table + ` WHERE ` + eventfanout.FieldID + ` = ANY(ARRAY(
+	SELECT ` + eventfanout.FieldID + ` FROM ` + eventfanout.Table + ` ORDER BY ` + eventfanout.FieldID + ` LIMIT $1 FOR UPDATE SKIP LOCKED))
+	RETURNING ` + eventfanout.FieldID + `)
+SELECT e.id, e.merchant_id, e.mode, e.event_id, e.type, e.transaction_ref, e.created_at, e.fanned_out, e.trace_parent
+FROM q JOIN ` + event.Table + ` AS e ON e.id = q.` + eventfanout.FieldID + ` ORDER BY e.id`
 
 // fanOutColumns are the event columns fan-out reads: all but the payload.
 var fanOutColumns = []string{

@@ -118,7 +118,8 @@ func (s *Service) Resend(ctx context.Context, tx *ent.Tx, deliveryID, field stri
 // ListDeliveries returns a page of the tenant's deliveries, to one
 // endpoint when endpointID is not nil, newest first, with their attempts.
 func (s *Service) ListDeliveries(ctx context.Context, endpointID *string, p page.Params) ([]Delivery, page.Info, error) {
-	q := s.db.Client(ctx).WebhookDelivery.Query()
+	c := s.db.Reader()
+	q := c.WebhookDelivery.Query()
 	if endpointID != nil {
 		q = q.Where(webhookdelivery.EndpointID(*endpointID))
 	}
@@ -136,7 +137,7 @@ func (s *Service) ListDeliveries(ctx context.Context, endpointID *string, p page
 	rows, info := page.Cut(rows, p.Limit, func(d *ent.WebhookDelivery) page.Cursor {
 		return page.Cursor{Time: d.CreatedAt, ID: d.ID}
 	})
-	out, err := withAttempts(ctx, s.db.Client(ctx), rows)
+	out, err := withAttempts(ctx, c, rows)
 	return out, info, err
 }
 

@@ -11,7 +11,6 @@ import (
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/ent/webhookendpoint"
 	"merchantpay/internal/hookwire"
-	"merchantpay/internal/store"
 	"merchantpay/present/jsonx"
 )
 
@@ -20,20 +19,18 @@ import (
 // failed once the schedule is spent. If a redelivery came in meanwhile (the
 // generation moved), only the attempt is kept and the new run stands.
 func (d *Dispatcher) record(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
-	return d.db.Tx(ctx, func(ctx context.Context) error { return d.recordIn(ctx, dl, ep, out) })
+	return d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
+		if err := insertAttempts(ctx, d.db, c, []recordReq{{dl: dl, ep: ep, out: out}}); err != nil {
+			return err
+		}
+		return d.advance(ctx, c, dl, ep, out)
+	})
 }
 
-// recordIn is record's work, in the transaction carried by ctx.
-func (d *Dispatcher) recordIn(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
-	if err := insertAttempts(ctx, d.db, []recordReq{{dl: dl, ep: ep, out: out}}); err != nil {
-		return err
-	}
-	return d.advance(ctx, dl, ep, out)
-}
-
-// advance moves the delivery on after an attempt (see record).
-func (d *Dispatcher) advance(ctx context.Context, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
-	c := d.db.Client(ctx)
+// advance moves the delivery on after an attempt (see record) with c, the
+// client of the caller's transaction.
+func (d *Dispatcher) advance(ctx context.Context, c *ent.Client, dl *ent.WebhookDelivery, ep *ent.WebhookEndpoint, out outcome) error {
 	now := d.clock.Now()
 	upd := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID))
 	k, err := d.settle(upd, dl, out, now).Save(ctx)
@@ -144,8 +141,8 @@ var errMoved = errors.New("webhook delivery moved on during its attempt")
 // instead of one each, the deliveries of batch whose attempt succeeded, and
 // returns the others. Like deliveries (same generation, attempts made and
 // answer) take the same update; should it miss one, the batch is rolled
-// back with errMoved.
-func (d *Dispatcher) advanceSucceeded(ctx context.Context, batch []recordReq) ([]recordReq, error) {
+// back with errMoved. c is the client of the caller's transaction.
+func (d *Dispatcher) advanceSucceeded(ctx context.Context, c *ent.Client, batch []recordReq) ([]recordReq, error) {
 	type key struct{ generation, attempts, status int }
 	groups := map[key][]recordReq{}
 	var rest []recordReq
@@ -157,7 +154,6 @@ func (d *Dispatcher) advanceSucceeded(ctx context.Context, batch []recordReq) ([
 		k := key{r.dl.Generation, r.dl.Attempts, r.out.status}
 		groups[k] = append(groups[k], r)
 	}
-	c := d.db.Client(ctx)
 	now := d.clock.Now()
 	for _, g := range groups {
 		ids := make([]string, len(g))
@@ -226,7 +222,7 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 // statement (recordPostgres) unless an attempt saw 410 or a delivery comes
 // twice; otherwise with recordInTx.
 func (d *Dispatcher) recordAll(ctx context.Context, batch []recordReq) error {
-	if d.db.IsPostgres() && !store.InTx(ctx) && oneStatement(batch) {
+	if d.db.IsPostgres() && oneStatement(batch) {
 		return d.recordPostgres(ctx, batch, d.clock.Now())
 	}
 	return d.recordInTx(ctx, batch)
@@ -235,16 +231,17 @@ func (d *Dispatcher) recordAll(ctx context.Context, batch []recordReq) error {
 // recordInTx is recordAll's transaction: the attempts in one insert,
 // successes with one update per group, the rest one by one.
 func (d *Dispatcher) recordInTx(ctx context.Context, batch []recordReq) error {
-	return d.db.Tx(ctx, func(ctx context.Context) error {
-		if err := insertAttempts(ctx, d.db, batch); err != nil {
+	return d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
+		if err := insertAttempts(ctx, d.db, c, batch); err != nil {
 			return err
 		}
-		rest, err := d.advanceSucceeded(ctx, batch)
+		rest, err := d.advanceSucceeded(ctx, c, batch)
 		if err != nil {
 			return err
 		}
 		for _, r := range rest {
-			if err := d.advance(ctx, r.dl, r.ep, r.out); err != nil {
+			if err := d.advance(ctx, c, r.dl, r.ep, r.out); err != nil {
 				return err
 			}
 		}
@@ -272,8 +269,8 @@ func oneStatement(batch []recordReq) bool {
 // abandon ends a delivery whose endpoint is gone, without an attempt.
 func (d *Dispatcher) abandon(ctx context.Context, dl *ent.WebhookDelivery, reason string) {
 	now := d.clock.Now()
-	err := d.db.Tx(ctx, func(ctx context.Context) error {
-		_, err := d.db.Client(ctx).WebhookDelivery.Update().
+	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		_, err := tx.Client().WebhookDelivery.Update().
 			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
 			SetStatus(StatusFailed).SetLastError(reason).ClearNextAttemptAt().SetCompletedAt(now).
 			ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).Save(ctx)

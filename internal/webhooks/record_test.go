@@ -48,7 +48,7 @@ type recordWay = func(context.Context, []recordReq, time.Time) error
 func checkRecordBatch(t *testing.T, url string, way func(*Dispatcher) recordWay) {
 	db, clk, d, _ := bulkFixture(t, url, 5)
 	sys := tenant.System(context.Background())
-	c := db.Client(sys)
+	c := db.Reader()
 	all, err := c.WebhookDelivery.Query().Order(ent.Asc(webhookdelivery.FieldID)).All(sys)
 	if err != nil || len(all) != 5 {
 		t.Fatalf("deliveries: %d, %v", len(all), err)

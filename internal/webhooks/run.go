@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/tenant"
@@ -167,8 +168,8 @@ func (d *Dispatcher) release(ctx context.Context, queue <-chan claimedDelivery) 
 	if len(ids) == 0 {
 		return
 	}
-	err := d.db.Tx(ctx, func(ctx context.Context) error {
-		return d.db.Client(ctx).WebhookDelivery.Update().
+	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		return tx.Client().WebhookDelivery.Update().
 			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
 			ClearLeaseOwner().ClearLeaseUntil().Exec(ctx)
 	})

@@ -84,10 +84,7 @@ func (s *Service) succeedAll(ctx context.Context, tx *ent.Tx, owner string, ps [
 		if len(done) == 0 {
 			return nil
 		}
-		// The outbox writes many events with one insert only in the
-		// transaction it finds in its context (store.WithTx, until it takes
-		// one as an argument).
-		if _, err := s.outbox.EmitAll(store.WithTx(ctx, tx), events.WithdrawalSuccess, done); err != nil {
+		if _, err := s.outbox.EmitAllIn(ctx, tx, events.WithdrawalSuccess, done); err != nil {
 			return err
 		}
 		_, err = s.ledger.PostAll(ctx, tx, postings)

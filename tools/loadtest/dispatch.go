@@ -75,9 +75,12 @@ func dispatchSuite(ctx context.Context, o options, p *pg) error {
 	}
 	cpu0 := sampleCPU(s.cmd.Process.Pid)
 	start := time.Now()
-	_, err = db.ExecContext(ctx, `INSERT INTO events (merchant_id, mode, event_id, type, transaction_ref, payload, created_at, fanned_out)
-		SELECT e.merchant_id, e.mode, 'evt_bench_' || g, e.type, e.transaction_ref, e.payload, now(), false
-		FROM (SELECT * FROM events WHERE transaction_ref = $1 ORDER BY id LIMIT 1) e, generate_series(1, $2) g`,
+	// Each event queued for fan-out as the outbox queues it.
+	_, err = db.ExecContext(ctx, `WITH ev AS (INSERT INTO events (merchant_id, mode, event_id, type, transaction_ref, payload, created_at, fanned_out)
+		SELECT e.merchant_id, e.mode, 'evt_bench_' || g, e.type, e.transaction_ref, e.payload, now(), true
+		FROM (SELECT * FROM events WHERE transaction_ref = $1 ORDER BY id LIMIT 1) e, generate_series(1, $2) g
+		RETURNING id)
+		INSERT INTO event_fanouts (event_id) SELECT id FROM ev`,
 		env.Data.Reference, o.events)
 	if err != nil {
 		return err

@@ -106,14 +106,15 @@ func lifecycleSuite(ctx context.Context, o options, p *pg) error {
 func quiesce(ctx context.Context, db *sql.DB, limit time.Duration) error {
 	return waitFor(ctx, db, limit, `SELECT
 			(SELECT count(*) FROM transactions WHERE type = 'WITHDRAWAL' AND status = 'pending'),
-			(SELECT count(*) FROM events WHERE NOT fanned_out),
+			(SELECT count(*) FROM event_fanouts),
 			(SELECT count(*) FROM email_notifications WHERE status = 'pending')`)
 }
 
-// fannedOut waits until every event is fanned out: the work a commit wakes
-// at once, on a service whose workers do not poll.
+// fannedOut waits until every event is fanned out (the fan-out queue is
+// empty): the work a commit wakes at once, on a service whose workers do
+// not poll.
 func fannedOut(ctx context.Context, db *sql.DB, limit time.Duration) error {
-	return waitFor(ctx, db, limit, `SELECT 0, (SELECT count(*) FROM events WHERE NOT fanned_out), 0`)
+	return waitFor(ctx, db, limit, `SELECT 0, (SELECT count(*) FROM event_fanouts), 0`)
 }
 
 // waitFor polls q, which counts pending withdrawals, events not fanned out

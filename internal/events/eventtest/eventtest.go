@@ -21,29 +21,42 @@ import (
 func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ string) (*ent.Event, *ent.Transaction) {
 	t.Helper()
 	var ev *ent.Event
-	var tx *ent.Transaction
+	var row *ent.Transaction
 	ctx := tenant.With(context.Background(), tn)
-	err := db.Tx(ctx, func(ctx context.Context) error {
+	err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		tx, err = Transaction(ctx, db)
+		row, err = TransactionIn(ctx, tx)
 		if err != nil {
 			return err
 		}
-		ev, err = ob.Emit(ctx, typ, tx)
+		ev, err = ob.EmitIn(ctx, tx, typ, row)
 		return err
 	})
 	if err != nil {
 		t.Fatalf("emit %s: %v", typ, err)
 	}
-	return ev, tx
+	return ev, row
 }
 
-// Transaction inserts a deposit row, shaped as the service writes one, in
-// the transaction carried by ctx.
+// TransactionIn inserts a deposit row, shaped as the service writes one,
+// in tx.
+func TransactionIn(ctx context.Context, tx *ent.Tx) (*ent.Transaction, error) {
+	return transactionWith(ctx, tx.Client())
+}
+
+// Transaction is TransactionIn in the transaction carried by ctx (with
+// none, on db's reader).
+//
+// Deprecated: kept while tests carry their transaction in the context;
+// use TransactionIn.
 func Transaction(ctx context.Context, db *store.DB) (*ent.Transaction, error) {
+	return transactionWith(ctx, db.ClientOf(ent.TxFromContext(ctx)))
+}
+
+func transactionWith(ctx context.Context, c *ent.Client) (*ent.Transaction, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	id := uuid.NewString()
-	return db.Client(ctx).Transaction.Create().SetID(id).SetReference("DEP-" + id).
+	return c.Transaction.Create().SetID(id).SetReference("DEP-" + id).
 		SetType("DEPOSIT").SetPurpose("DEPOSIT").SetStatus("success").
 		SetFromAmount(150050).SetFromCurrency("NGN").SetAmount(150050).SetCurrency("NGN").
 		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("instant-bank-deposit").

@@ -1,0 +1,121 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/ent/event"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+)
+
+// Every way of writing events queues each for fan-out in the same
+// transaction: EmitIn and EmitAllIn, and Rows, whose queue rows go in the
+// statement that carries it (PostgreSQL) or right after it (SQLite). A
+// rolled-back transaction queues nothing.
+func TestEventsAreQueuedForFanOut(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		ob := events.New(db, clock.NewFake(time.Now()))
+		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
+		ctx := tenant.With(context.Background(), tn)
+		var want []int64
+		err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			var ts []*ent.Transaction
+			for range 3 {
+				row, err := eventtest.TransactionIn(ctx, tx)
+				if err != nil {
+					return err
+				}
+				ts = append(ts, row)
+			}
+			one, err := ob.EmitIn(ctx, tx, events.DepositSuccess, ts[0])
+			if err != nil {
+				return err
+			}
+			two, err := ob.EmitAllIn(ctx, tx, events.DepositPending, ts[1:])
+			if err != nil {
+				return err
+			}
+			want = append(want, one.ID, two[0].ID, two[1].ID)
+			st, err := ob.Rows(ctx, tx, events.WithdrawalPending, ts[1:])
+			if err != nil {
+				return err
+			}
+			return carry(ctx, db, tx, st)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := tenant.System(ctx)
+		rows, err := db.Reader().Event.Query().Where(event.Type(events.WithdrawalPending)).IDs(sys)
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("events of Rows: %v, %v", rows, err)
+		}
+		want = append(want, rows...)
+		queued, err := db.Reader().EventFanout.Query().IDs(sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(queued)
+		slices.Sort(want)
+		if !slices.Equal(queued, want) {
+			t.Fatalf("queued %v, want every event %v", queued, want)
+		}
+
+		err = db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+			row, err := eventtest.TransactionIn(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if _, err := ob.EmitIn(ctx, tx, events.DepositSuccess, row); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			t.Fatal(err)
+		}
+		if n, err := db.Reader().EventFanout.Query().Count(sys); err != nil || n != len(want) {
+			t.Fatalf("after a rollback %d queued (%v), want %d", n, err, len(want))
+		}
+	})
+}
+
+var errRollback = errors.New("roll back")
+
+// carry sends st as ledger.Service.Payout does: on PostgreSQL as a WITH
+// clause of one statement that checks every row was written, on SQLite
+// with ExecRows.
+func carry(ctx context.Context, db *store.DB, tx *ent.Tx, st store.Stmt) error {
+	if !db.IsPostgres() {
+		return store.ExecRows(ctx, tx, st)
+	}
+	ctes, cond, args := store.CTEs([]store.Stmt{st})
+	rows, err := tx.QueryContext(ctx, "WITH "+ctes+" SELECT "+cond, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var ok bool
+	if rows.Next() {
+		if err := rows.Scan(&ok); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !ok {
+		return store.ErrWroteNothing
+	}
+	return nil
+}
