@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,12 +54,10 @@ func (p *Pipeline) Authenticated(next Handler) Handler {
 				}
 			}
 		}
-		if c.Route.ConfirmSeenKey && p.Idem.ConfirmsKeys() {
-			if ik := c.R.Header.Get("Idempotency-Key"); ik != "" && idem.CheckKey(ik) == nil {
-				if seen, ok := p.Auth.Seen(KeyFrom(c.R.Header)); ok {
-					c.Principal, c.confirm = seen, seen.KeyHash
-					return next(c)
-				}
+		if c.Route.ConfirmSeenKey && p.Idem.ConfirmsKeys() && mayBeKeyed(c) {
+			if seen, ok := p.Auth.Seen(KeyFrom(c.R.Header)); ok {
+				c.Principal, c.confirm = seen, seen.KeyHash
+				return p.refusedFirst(ctx, c, next(c))
 			}
 		}
 		pr, err := p.Authenticate(ctx, c.R.Header)
@@ -68,6 +67,41 @@ func (p *Pipeline) Authenticated(next Handler) Handler {
 		c.Principal = pr
 		return next(c)
 	}
+}
+
+// mayBeKeyed reports whether c may be a keyed write: it has a valid
+// Idempotency-Key header, or none and its route may find the key in the
+// body.
+func mayBeKeyed(c *Call) bool {
+	if ik := c.R.Header.Get("Idempotency-Key"); ik != "" {
+		return idem.CheckKey(ik) == nil
+	}
+	return c.Route.KeyInBody
+}
+
+// refusedFirst is the refusal of a request whose seen API key was taken on
+// trust: err, unless the key is no longer live, which is refused first,
+// as it would have been had it been looked up before the other steps.
+// A refusal costs the look-up; an answer does not.
+func (p *Pipeline) refusedFirst(ctx context.Context, c *Call, err error) error {
+	if err == nil || c.confirm == "" || errors.Is(err, idem.ErrKeyNotLive) {
+		return err
+	}
+	if _, aerr := p.Authenticate(ctx, c.R.Header); aerr != nil {
+		return aerr
+	}
+	return err
+}
+
+// confirmNow looks up a seen API key taken on trust (Route.KeyInBody)
+// when the request will not confirm it in an idempotency look-up.
+func (p *Pipeline) confirmNow(ctx context.Context, c *Call) error {
+	if c.confirm == "" {
+		return nil
+	}
+	c.confirm = "" // looked up now, not again on a refusal
+	_, err := p.Authenticate(ctx, c.R.Header)
+	return err
 }
 
 // KeyKind is the step that refuses a key of a kind the route does not take

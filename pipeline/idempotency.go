@@ -36,11 +36,18 @@ func (p *Pipeline) Idempotency(key KeyExtractor, op Operation, answer Answer) Mi
 			if err != nil {
 				return err
 			}
+			lookup := write && (c.Route.Lookup || (c.Route.Outside != nil && c.Route.Outside(c)))
+			if !write || k == "" || lookup || idem.CheckKey(k) != nil {
+				// Nothing to confirm a seen API key in: look it up first.
+				if err := p.confirmNow(c.R.Context(), c); err != nil {
+					return err
+				}
+			}
 			if !write {
 				return next(c)
 			}
 			do := p.Idem.Do
-			if c.Route.Lookup || (c.Route.Outside != nil && c.Route.Outside(c)) {
+			if lookup {
 				do = p.Idem.DoLookup
 			}
 			resp, replayed, err := do(c.R.Context(), idem.Request{

@@ -75,15 +75,22 @@ type Route struct {
 	// does: its operation calls a live provider before opening its own
 	// transaction (a live virtual account, a live crypto-pay checkout), so
 	// no request transaction may be open around it. It is asked once the
-	// caller is known and the body read. A route with Outside never
-	// confirms a seen key (ConfirmSeenKey): outside a transaction there is
-	// no idempotency look-up to confirm it in.
+	// caller is known and the body read. Such a write has no idempotency
+	// look-up to confirm a seen key in (ConfirmSeenKey): its key is looked
+	// up before it runs.
 	Outside func(c *Call) bool
 	// ConfirmSeenKey lets a write keyed by its Idempotency-Key header, on
 	// a database whose idempotency look-up confirms API keys, skip the
 	// look-up of an API key this process has seen: the key is confirmed in
 	// the idempotency look-up, a statement the write makes anyway.
 	ConfirmSeenKey bool
+	// KeyInBody, with ConfirmSeenKey, says a write's idempotency key may
+	// also come from its body (GraphQL's input.idempotencyKey), which is
+	// read after authentication: a seen API key is then taken on trust up
+	// to the idempotency step, which confirms it in its look-up when the
+	// request is a keyed write that has one, and otherwise looks it up
+	// before anything runs.
+	KeyInBody bool
 	// AuthenticateWith, when set, answers the request in the statement
 	// that authenticates its key (one round trip instead of two); found
 	// false, with no error, sends it the usual way.

@@ -22,6 +22,7 @@ import (
 	"merchantpay/internal/mail"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/metrics"
+	"merchantpay/internal/obs"
 	"merchantpay/internal/ops"
 	"merchantpay/internal/railnotices"
 	"merchantpay/internal/rails"
@@ -276,14 +277,15 @@ func (a *App) RunWorkers(ctx context.Context) (wait func()) {
 	return wg.Wait
 }
 
-// Close flushes the spans it can within a few seconds and releases the
-// database.
+// Close flushes the spans it can within a few seconds and the log lines
+// buffered, and releases the database.
 func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := a.Tracing.Shutdown(ctx); err != nil {
 		a.Log.Warn("tracing: spans not flushed at shutdown", "err", err)
 	}
+	_ = obs.Flush(a.Log)
 	return a.DB.Close()
 }
 

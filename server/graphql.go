@@ -30,9 +30,12 @@ const maxDepth = 12
 
 // GraphQL's rows of route properties for the shared pipeline: a POST reads
 // a body, a GET its URL, a WebSocket upgrade neither; all need a secret
-// key.
+// key. A POST's mutation is keyed by the Idempotency-Key header or its
+// input.idempotencyKey, so it confirms a seen API key in its idempotency
+// look-up as a keyed REST write does.
 var (
-	gqlPost    = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)", BodyLimit: pipeline.MaxBody}
+	gqlPost = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)", BodyLimit: pipeline.MaxBody,
+		ConfirmSeenKey: true, KeyInBody: true}
 	gqlGet     = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)"}
 	gqlUpgrade = pipeline.Route{Forbidden: "GraphQL needs a secret key (SECK_...)"}
 	gqlSocket  = pipeline.Route{Forbidden: "subscriptions need a secret key"}
