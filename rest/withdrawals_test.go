@@ -19,6 +19,7 @@ import (
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/merchants"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/testdb"
@@ -1073,7 +1074,12 @@ func TestWithdrawRolledKeySeenBefore(t *testing.T) {
 		wdFund(e, m.TestSecret, "NGN", 10000)
 		body := map[string]any{"beneficiary": ngBen(b.ng), "amount": 100, "currency": "NGN"}
 		wdPost(e, m.TestSecret, body, "Idempotency-Key", "before-roll").Expect(200)
-		rolled, err := e.App.Merchants.RollKeys(t.Context(), m.ID, "test")
+		// Rolled by another instance, as the CLI or a second instance
+		// would: this one still has the key as seen, so the first keyed
+		// request takes the seen-key shortcut and its idempotency look-up
+		// must refuse the key.
+		other := merchants.New(e.App.DB, e.App.Clock)
+		rolled, err := other.RollKeys(t.Context(), m.ID, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
