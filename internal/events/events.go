@@ -116,22 +116,6 @@ func (o *Outbox) EmitAllIn(ctx context.Context, tx *ent.Tx, typ string, ts []*en
 	return evs, nil
 }
 
-// Emit is EmitIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers still carry their transaction in the
-// context; use EmitIn.
-func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
-	return o.EmitIn(ctx, ent.TxFromContext(ctx), typ, t)
-}
-
-// EmitAll is EmitAllIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers still carry their transaction in the
-// context; use EmitAllIn.
-func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
-	return o.EmitAllIn(ctx, ent.TxFromContext(ctx), typ, ts)
-}
-
 // Rows is the INSERT of one event of type typ about each of ts, new
 // withdrawals, in one statement, for a caller that sends it with others of
 // its own (a withdrawal's debit carries its row and its event:
@@ -228,12 +212,4 @@ func (o *Outbox) ForTransactionIn(ctx context.Context, tx *ent.Tx, ref string) (
 	rows, err := o.db.ClientOf(tx).Event.Query().Where(event.TransactionRef(ref)).
 		Order(ent.Asc(event.FieldID)).All(ctx)
 	return rows, store.Classify(err)
-}
-
-// ForTransaction is ForTransactionIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers carry their transaction in the context;
-// use ForTransactionIn.
-func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
-	return o.ForTransactionIn(ctx, ent.TxFromContext(ctx), ref)
 }

@@ -75,14 +75,6 @@ func (s *Service) DeliveriesIn(ctx context.Context, tx *ent.Tx, eventID string) 
 	return deliveries(ctx, c, eventID)
 }
 
-// Deliveries is DeliveriesIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers carry their transaction in the context;
-// use DeliveriesIn.
-func (s *Service) Deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	return s.DeliveriesIn(ctx, ent.TxFromContext(ctx), eventID)
-}
-
 // deliveries reads an event's deliveries with their attempts with c.
 func deliveries(ctx context.Context, c *ent.Client, eventID string) ([]Delivery, error) {
 	rows, err := c.WebhookDelivery.Query().Where(webhookdelivery.EventID(eventID)).

@@ -66,12 +66,6 @@ type DispatcherConfig struct {
 	// not read the payloads, most hooks' events do not need them, and a
 	// hook that does reads them.
 	FanOutIn func(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error
-	// FanOut is FanOutIn for a hook that finds the transaction in its
-	// context; FanOutIn wins when both are set.
-	//
-	// Deprecated: kept while the hook (mail.Mailer.EnqueueAll) reads its
-	// transaction from the context; use FanOutIn.
-	FanOut func(ctx context.Context, evs []*ent.Event) error
 	// Observe, when not nil, is told of every attempt: the receiver's
 	// status (0 when no answer came), else the failure's class, and how
 	// long it took (the metrics).

@@ -44,15 +44,6 @@ func TransactionIn(ctx context.Context, tx *ent.Tx) (*ent.Transaction, error) {
 	return transactionWith(ctx, tx.Client())
 }
 
-// Transaction is TransactionIn in the transaction carried by ctx (with
-// none, on db's reader).
-//
-// Deprecated: kept while tests carry their transaction in the context;
-// use TransactionIn.
-func Transaction(ctx context.Context, db *store.DB) (*ent.Transaction, error) {
-	return transactionWith(ctx, db.ClientOf(ent.TxFromContext(ctx)))
-}
-
 func transactionWith(ctx context.Context, c *ent.Client) (*ent.Transaction, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	id := uuid.NewString()
