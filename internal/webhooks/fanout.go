@@ -11,7 +11,7 @@ import (
 	"merchantpay/internal/tenant"
 )
 
-// fanOut turns new events into deliveries (and whatever FanOutIn adds), in
+// fanOut turns new events into deliveries (and whatever FanOut adds), in
 // batches, each in one transaction that takes the events off the fan-out
 // queue (event_fanouts); committed runs after each batch that had events.
 // The event rows themselves are only read.
@@ -63,15 +63,15 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 
 // fanOutHook runs the configured hook on a batch of events in tx.
 func (d *Dispatcher) fanOutHook(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
-	if d.cfg.FanOutIn == nil {
+	if d.cfg.FanOut == nil {
 		return nil
 	}
-	return d.cfg.FanOutIn(ctx, tx, evs)
+	return d.cfg.FanOut(ctx, tx, evs)
 }
 
 // take takes up to fanOutBatch events off the fan-out queue in tx, in id
 // order, and reads them (all but the payload: deliveries do not need it,
-// a claim reads it for the attempt, and FanOutIn reads one when it needs
+// a claim reads it for the attempt, and FanOut reads one when it needs
 // it). taken counts the queue rows looked at, evs the events this
 // transaction took: on PostgreSQL one statement locks the first rows no
 // other instance holds (SKIP LOCKED, so instances share a backlog instead
