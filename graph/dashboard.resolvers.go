@@ -137,5 +137,5 @@ func (r *queryResolver) VolumeToday(ctx context.Context) ([]*model.Volume, error
 
 // Events is the resolver for the events field.
 func (r *transactionResolver) Events(ctx context.Context, obj *model.Transaction) ([]*ent.Event, error) {
-	return r.Svc.Outbox.ForTransactionIn(ctx, requestTx(ctx), obj.Reference)
+	return r.Svc.Outbox.ForTransaction(ctx, requestTx(ctx), obj.Reference)
 }

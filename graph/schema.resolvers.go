@@ -37,7 +37,7 @@ func (r *eventResolver) Transaction(ctx context.Context, obj *ent.Event) (*model
 
 // Deliveries is the resolver for the deliveries field.
 func (r *eventResolver) Deliveries(ctx context.Context, obj *ent.Event) ([]*model.WebhookDelivery, error) {
-	ds, err := r.Svc.Webhooks.DeliveriesIn(ctx, requestTx(ctx), obj.EventID)
+	ds, err := r.Svc.Webhooks.Deliveries(ctx, requestTx(ctx), obj.EventID)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func emit(t *testing.T, e *servertest.Env, tn tenant.Tenant, typ string) (*ent.E
 
 func deliveries(t *testing.T, e *servertest.Env, tn tenant.Tenant, eventID string) []webhooks.Delivery {
 	t.Helper()
-	ds, err := e.App.Webhooks.Deliveries(tenant.With(context.Background(), tn), eventID)
+	ds, err := e.App.Webhooks.Deliveries(tenant.With(context.Background(), tn), nil, eventID)
 	if err != nil {
 		t.Fatalf("deliveries: %v", err)
 	}
@@ -460,7 +460,7 @@ func TestWebhookMerchantIsolation(t *testing.T) {
 		if len(ra.got()) != 2 || len(rb.got()) != 1 || len(raLive.got()) != 0 || ra.got()[1].header.Get("webhook-id") != evA2.EventID {
 			t.Fatalf("hits: A %d, B %d, A live %d", len(ra.got()), len(rb.got()), len(raLive.got()))
 		}
-		if _, err := e.App.Webhooks.Deliveries(tenant.With(context.Background(), testTenant(b)), evA.EventID); !apperr.Is(err, apperr.NotFound) {
+		if _, err := e.App.Webhooks.Deliveries(tenant.With(context.Background(), testTenant(b)), nil, evA.EventID); !apperr.Is(err, apperr.NotFound) {
 			t.Fatalf("B reads A's deliveries: %v", err)
 		}
 		if _, err := e.App.Webhooks.Redeliver(tenant.With(context.Background(), testTenant(b)), nil, evA.EventID); !apperr.Is(err, apperr.NotFound) {

@@ -298,7 +298,7 @@ func TestOutOfOrderCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	early, err := e.ob.EmitIn(txCtx, tx, "deposit.pending", row)
+	early, err := e.ob.Emit(txCtx, tx, "deposit.pending", row)
 	if err != nil {
 		t.Fatal(err)
 	}

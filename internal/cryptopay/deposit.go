@@ -186,7 +186,7 @@ func (s *Service) emitStarted(ctx context.Context, tx *ent.Tx, in DepositInput, 
 	if in.Cross() {
 		typ = events.SwapPending
 	}
-	_, err := s.outbox.EmitIn(ctx, tx, typ, t)
+	_, err := s.outbox.Emit(ctx, tx, typ, t)
 	return err
 }
 

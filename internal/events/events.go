@@ -64,23 +64,23 @@ func (o *Outbox) OnCommit(fn func()) {
 	o.mu.Unlock()
 }
 
-// EmitIn writes one event about t in tx, the caller's transaction handed
+// Emit writes one event about t in tx, the caller's transaction handed
 // to it as an argument, after whose commit the outbox's listeners are
 // woken. The caller's context must act for t's tenant (or be the system).
-func (o *Outbox) EmitIn(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) (*ent.Event, error) {
-	evs, err := o.EmitAllIn(ctx, tx, typ, []*ent.Transaction{t})
+func (o *Outbox) Emit(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) (*ent.Event, error) {
+	evs, err := o.EmitAll(ctx, tx, typ, []*ent.Transaction{t})
 	if err != nil {
 		return nil, err
 	}
 	return evs[0], nil
 }
 
-// EmitAllIn writes one event of type typ about each of ts, in order, with
+// EmitAll writes one event of type typ about each of ts, in order, with
 // one insert (and one of their fan-out queue rows), in tx, the caller's
-// transaction, as EmitIn. Each event takes its tenant from its
+// transaction, as Emit. Each event takes its tenant from its
 // transaction; the context must act for that tenant or be the system (a
 // worker recording many merchants' payouts at once).
-func (o *Outbox) EmitAllIn(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
 	if tx == nil {
 		return nil, fmt.Errorf("events: Emit outside a transaction")
 	}
@@ -114,22 +114,6 @@ func (o *Outbox) EmitAllIn(ctx context.Context, tx *ent.Tx, typ string, ts []*en
 	}
 	store.OnCommit(tx, o.wake)
 	return evs, nil
-}
-
-// Emit is EmitIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers still carry their transaction in the
-// context; use EmitIn.
-func (o *Outbox) Emit(ctx context.Context, typ string, t *ent.Transaction) (*ent.Event, error) {
-	return o.EmitIn(ctx, ent.TxFromContext(ctx), typ, t)
-}
-
-// EmitAll is EmitAllIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers still carry their transaction in the
-// context; use EmitAllIn.
-func (o *Outbox) EmitAll(ctx context.Context, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
-	return o.EmitAllIn(ctx, ent.TxFromContext(ctx), typ, ts)
 }
 
 // Rows is the INSERT of one event of type typ about each of ts, new
@@ -221,19 +205,11 @@ func Cursor(e *ent.Event) page.Cursor {
 	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}
 }
 
-// ForTransactionIn lists the ctx tenant's events about the transaction
+// ForTransaction lists the ctx tenant's events about the transaction
 // with the service's reference ref, oldest first, read in tx (a mutation's
 // answer sees the events it wrote) or, when tx is nil, outside any.
-func (o *Outbox) ForTransactionIn(ctx context.Context, tx *ent.Tx, ref string) ([]*ent.Event, error) {
+func (o *Outbox) ForTransaction(ctx context.Context, tx *ent.Tx, ref string) ([]*ent.Event, error) {
 	rows, err := o.db.ClientOf(tx).Event.Query().Where(event.TransactionRef(ref)).
 		Order(ent.Asc(event.FieldID)).All(ctx)
 	return rows, store.Classify(err)
-}
-
-// ForTransaction is ForTransactionIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers carry their transaction in the context;
-// use ForTransactionIn.
-func (o *Outbox) ForTransaction(ctx context.Context, ref string) ([]*ent.Event, error) {
-	return o.ForTransactionIn(ctx, ent.TxFromContext(ctx), ref)
 }

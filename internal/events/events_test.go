@@ -18,7 +18,7 @@ import (
 )
 
 // Every way of writing events queues each for fan-out in the same
-// transaction: EmitIn and EmitAllIn, and Rows, whose queue rows go in the
+// transaction: Emit and EmitAll, and Rows, whose queue rows go in the
 // statement that carries it (PostgreSQL) or right after it (SQLite). A
 // rolled-back transaction queues nothing.
 func TestEventsAreQueuedForFanOut(t *testing.T) {
@@ -31,17 +31,17 @@ func TestEventsAreQueuedForFanOut(t *testing.T) {
 		err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 			var ts []*ent.Transaction
 			for range 3 {
-				row, err := eventtest.TransactionIn(ctx, tx)
+				row, err := eventtest.Transaction(ctx, tx)
 				if err != nil {
 					return err
 				}
 				ts = append(ts, row)
 			}
-			one, err := ob.EmitIn(ctx, tx, events.DepositSuccess, ts[0])
+			one, err := ob.Emit(ctx, tx, events.DepositSuccess, ts[0])
 			if err != nil {
 				return err
 			}
-			two, err := ob.EmitAllIn(ctx, tx, events.DepositPending, ts[1:])
+			two, err := ob.EmitAll(ctx, tx, events.DepositPending, ts[1:])
 			if err != nil {
 				return err
 			}
@@ -72,11 +72,11 @@ func TestEventsAreQueuedForFanOut(t *testing.T) {
 		}
 
 		err = db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
-			row, err := eventtest.TransactionIn(ctx, tx)
+			row, err := eventtest.Transaction(ctx, tx)
 			if err != nil {
 				return err
 			}
-			if _, err := ob.EmitIn(ctx, tx, events.DepositSuccess, row); err != nil {
+			if _, err := ob.Emit(ctx, tx, events.DepositSuccess, row); err != nil {
 				return err
 			}
 			return errRollback

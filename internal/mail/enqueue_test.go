@@ -105,7 +105,7 @@ func newMailEnvSMTP(t *testing.T, url string, smtp *mail.SMTP, merchants ...[3]s
 // the same as Compose writes; and a second call adds nothing. With SMTP
 // they wait to be sent; without it they are written kept, nothing left
 // for the mailer to lease.
-func TestEnqueueAllBatch(t *testing.T) {
+func TestEnqueueInBatch(t *testing.T) {
 	smtp, err := mail.ParseURL("smtp://mail.example.com:587")
 	if err != nil {
 		t.Fatal(err)
@@ -115,11 +115,11 @@ func TestEnqueueAllBatch(t *testing.T) {
 		smtp *mail.SMTP
 		want string
 	}{{"smtp", smtp, mail.StatusPending}, {"no smtp", nil, mail.StatusKept}} {
-		t.Run(tc.name, func(t *testing.T) { testEnqueueAllBatch(t, tc.smtp, tc.want) })
+		t.Run(tc.name, func(t *testing.T) { testEnqueueInBatch(t, tc.smtp, tc.want) })
 	}
 }
 
-func testEnqueueAllBatch(t *testing.T, smtp *mail.SMTP, want string) {
+func testEnqueueInBatch(t *testing.T, smtp *mail.SMTP, want string) {
 	testdb.Each(t, func(t *testing.T, url string) {
 		db, sys, ob, m := newMailEnvSMTP(t, url, smtp,
 			[3]string{"m_1", "Ada's Shop", "m_1@example.com"}, [3]string{"m_2", "Kofi Ltd", "m_2@example.com"})

@@ -110,15 +110,6 @@ func (m *Mailer) EnqueueIn(ctx context.Context, tx *ent.Tx, evs []*ent.Event) er
 	return m.enqueue(ctx, tx.Client(), func(fn func()) { store.OnCommit(tx, fn) }, evs)
 }
 
-// EnqueueAll is EnqueueIn in the transaction the webhook dispatcher's
-// fan-out carries in ctx, the one shape its FanOut hook takes.
-//
-// Deprecated: kept until internal/webhooks hands FanOut its transaction as
-// an argument; then the hook is EnqueueIn.
-func (m *Mailer) EnqueueAll(ctx context.Context, evs []*ent.Event) error {
-	return m.enqueue(ctx, m.db.Client(ctx), func(fn func()) { store.AfterCommit(ctx, fn) }, evs)
-}
-
 // enqueue is EnqueueIn writing through c, the client of the caller's
 // transaction, and running fn after it commits with onCommit.
 func (m *Mailer) enqueue(ctx context.Context, c *ent.Client, onCommit func(fn func()), evs []*ent.Event) error {

@@ -147,17 +147,6 @@ func (db *DB) Ping(ctx context.Context) error { return db.sqlR.PingContext(ctx) 
 // SQL is the raw writer pool, for the few statements ent cannot express.
 func (db *DB) SQL() *sql.DB { return db.sqlW }
 
-// Client returns the client of the transaction in ctx, or the read client
-// when ctx carries none.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func (db *DB) Client(ctx context.Context) *ent.Client {
-	if tx := ent.TxFromContext(ctx); tx != nil {
-		return tx.Client()
-	}
-	return db.read
-}
-
 // Reader is the client for reads that run in no transaction.
 func (db *DB) Reader() *ent.Client { return db.read }
 
@@ -168,51 +157,6 @@ func (db *DB) ClientOf(tx *ent.Tx) *ent.Client {
 		return tx.Client()
 	}
 	return db.read
-}
-
-// InTx reports whether ctx carries a transaction.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func InTx(ctx context.Context) bool { return ent.TxFromContext(ctx) != nil }
-
-// Tx runs fn in one database transaction carried by the context. When ctx
-// already carries one, fn joins it and the outer caller commits.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if InTx(ctx) {
-		return fn(ctx)
-	}
-	ctx, end := db.tr.start(ctx, "transaction")
-	err := db.tx(ctx, fn)
-	end(err)
-	return err
-}
-
-func (db *DB) tx(ctx context.Context, fn func(ctx context.Context) error) error {
-	tx, err := db.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	txCtx := ent.NewTxContext(ctx, tx)
-	if err := runGuarded(txCtx, fn); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return Classify(fmt.Errorf("store: commit: %w", err))
-	}
-	return nil
-}
-
-func runGuarded(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("store: panic in transaction: %v", r)
-			panic(r)
-		}
-	}()
-	return fn(ctx)
 }
 
 // Within runs fn in tx, the transaction the caller was handed; when tx is
@@ -244,6 +188,16 @@ func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.T
 	return nil
 }
 
+func runGuarded(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: panic in transaction: %v", r)
+			panic(r)
+		}
+	}()
+	return fn(ctx)
+}
+
 // Begin starts a transaction; the caller commits or rolls back. Most code
 // wants Within.
 func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
@@ -252,21 +206,6 @@ func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
 		return nil, Classify(fmt.Errorf("store: begin: %w", err))
 	}
 	return tx, nil
-}
-
-// WithTx returns ctx carrying tx, where Client, InTx, AfterCommit and Tx
-// find it.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func WithTx(ctx context.Context, tx *ent.Tx) context.Context { return ent.NewTxContext(ctx, tx) }
-
-// AfterCommit runs fn after the transaction in ctx commits (at once when ctx
-// carries none). Use it to wake workers and subscribers; never for effects
-// that must not be lost.
-//
-// Deprecated: kept until internal/events and internal/webhooks take their transaction as an argument.
-func AfterCommit(ctx context.Context, fn func()) {
-	OnCommit(ent.TxFromContext(ctx), fn)
 }
 
 // OnCommit runs fn after tx commits (at once when tx is nil). Use it to

@@ -64,23 +64,15 @@ func findEvent(ctx context.Context, c *ent.Client, eventID string) (*ent.Event, 
 	return ev, store.Classify(err)
 }
 
-// DeliveriesIn lists an event's deliveries (oldest first) with their
+// Deliveries lists an event's deliveries (oldest first) with their
 // attempts, read in tx (a mutation's answer sees what it wrote) or, when tx
 // is nil, outside any. An event of another merchant or mode is NOT_FOUND.
-func (s *Service) DeliveriesIn(ctx context.Context, tx *ent.Tx, eventID string) ([]Delivery, error) {
+func (s *Service) Deliveries(ctx context.Context, tx *ent.Tx, eventID string) ([]Delivery, error) {
 	c := s.db.ClientOf(tx)
 	if _, err := findEvent(ctx, c, eventID); err != nil {
 		return nil, err
 	}
 	return deliveries(ctx, c, eventID)
-}
-
-// Deliveries is DeliveriesIn in the transaction carried by ctx.
-//
-// Deprecated: kept while callers carry their transaction in the context;
-// use DeliveriesIn.
-func (s *Service) Deliveries(ctx context.Context, eventID string) ([]Delivery, error) {
-	return s.DeliveriesIn(ctx, ent.TxFromContext(ctx), eventID)
 }
 
 // deliveries reads an event's deliveries with their attempts with c.

@@ -60,18 +60,12 @@ type DispatcherConfig struct {
 	// Wake, when not nil, makes the dispatcher look at once: the outbox
 	// committed events here or on another instance.
 	Wake <-chan struct{}
-	// FanOutIn, when not nil, runs for every batch of new events in tx,
+	// FanOut, when not nil, runs for every batch of new events in tx,
 	// the transaction that creates their deliveries (the e-mail queue).
 	// The events have every field but Payload, which is nil: fan-out does
 	// not read the payloads, most hooks' events do not need them, and a
 	// hook that does reads them.
-	FanOutIn func(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error
-	// FanOut is FanOutIn for a hook that finds the transaction in its
-	// context; FanOutIn wins when both are set.
-	//
-	// Deprecated: kept while the hook (mail.Mailer.EnqueueAll) reads its
-	// transaction from the context; use FanOutIn.
-	FanOut func(ctx context.Context, evs []*ent.Event) error
+	FanOut func(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error
 	// Observe, when not nil, is told of every attempt: the receiver's
 	// status (0 when no answer came), else the failure's class, and how
 	// long it took (the metrics).

@@ -61,7 +61,7 @@ func TestTwoDispatchersSendOnce(t *testing.T) {
 		for {
 			done := 0
 			for _, id := range ids {
-				ds, err := svc.Deliveries(ctx, id)
+				ds, err := svc.Deliveries(ctx, nil, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +176,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 		for done := 0; done < n; {
 			done = 0
 			for _, id := range ids {
-				ds, err := svc.Deliveries(ctx, id)
+				ds, err := svc.Deliveries(ctx, nil, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -234,7 +234,7 @@ func TestRetryOnTime(t *testing.T) {
 		go webhooks.NewDispatcher(db, clk, cfg).Run(runCtx)
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			ds, err := svc.Deliveries(ctx, ev.EventID)
+			ds, err := svc.Deliveries(ctx, nil, ev.EventID)
 			if err != nil {
 				t.Fatal(err)
 			}

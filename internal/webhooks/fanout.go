@@ -63,13 +63,10 @@ func (d *Dispatcher) fanOut(ctx context.Context, committed func()) error {
 
 // fanOutHook runs the configured hook on a batch of events in tx.
 func (d *Dispatcher) fanOutHook(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
-	switch {
-	case d.cfg.FanOutIn != nil:
-		return d.cfg.FanOutIn(ctx, tx, evs)
-	case d.cfg.FanOut != nil:
-		return d.cfg.FanOut(ent.NewTxContext(ctx, tx), evs)
+	if d.cfg.FanOut == nil {
+		return nil
 	}
-	return nil
+	return d.cfg.FanOut(ctx, tx, evs)
 }
 
 // take takes up to fanOutBatch events off the fan-out queue in tx, in id

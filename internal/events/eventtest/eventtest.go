@@ -25,11 +25,11 @@ func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ s
 	ctx := tenant.With(context.Background(), tn)
 	err := db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
-		row, err = TransactionIn(ctx, tx)
+		row, err = Transaction(ctx, tx)
 		if err != nil {
 			return err
 		}
-		ev, err = ob.EmitIn(ctx, tx, typ, row)
+		ev, err = ob.Emit(ctx, tx, typ, row)
 		return err
 	})
 	if err != nil {
@@ -38,19 +38,10 @@ func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ s
 	return ev, row
 }
 
-// TransactionIn inserts a deposit row, shaped as the service writes one,
+// Transaction inserts a deposit row, shaped as the service writes one,
 // in tx.
-func TransactionIn(ctx context.Context, tx *ent.Tx) (*ent.Transaction, error) {
+func Transaction(ctx context.Context, tx *ent.Tx) (*ent.Transaction, error) {
 	return transactionWith(ctx, tx.Client())
-}
-
-// Transaction is TransactionIn in the transaction carried by ctx (with
-// none, on db's reader).
-//
-// Deprecated: kept while tests carry their transaction in the context;
-// use TransactionIn.
-func Transaction(ctx context.Context, db *store.DB) (*ent.Transaction, error) {
-	return transactionWith(ctx, db.ClientOf(ent.TxFromContext(ctx)))
 }
 
 func transactionWith(ctx context.Context, c *ent.Client) (*ent.Transaction, error) {
