@@ -107,12 +107,7 @@ func (m *Mailer) Enqueue(ctx context.Context, tx *ent.Tx, ev *ent.Event) error {
 // commits. It is safe to call twice for an event. An event whose merchant
 // does not exist queues nothing: failing would hold up every later event.
 func (m *Mailer) EnqueueIn(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
-	return m.enqueue(ctx, tx.Client(), func(fn func()) { store.OnCommit(tx, fn) }, evs)
-}
-
-// enqueue is EnqueueIn writing through c, the client of the caller's
-// transaction, and running fn after it commits with onCommit.
-func (m *Mailer) enqueue(ctx context.Context, c *ent.Client, onCommit func(fn func()), evs []*ent.Event) error {
+	c := tx.Client()
 	var notify []*ent.Event
 	merchantIDs := map[string]bool{}
 	var bare []int64
@@ -182,13 +177,13 @@ func (m *Mailer) enqueue(ctx context.Context, c *ent.Client, onCommit func(fn fu
 		return nil
 	}
 	if m.cfg.SMTP == nil {
-		onCommit(func() {
+		store.OnCommit(tx, func() {
 			for _, k := range kept {
 				k.log(m.cfg.Log)
 			}
 		})
 	} else {
-		onCommit(m.Wake)
+		store.OnCommit(tx, m.Wake)
 	}
 	return c.EmailNotification.CreateBulk(rows...).
 		OnConflictColumns(emailnotification.FieldEventID).DoNothing().Exec(ctx)
