@@ -16,8 +16,7 @@ type KeyExtractor func(c *Call) (key string, write bool, err error)
 // Operation runs a write's operation in tx, the transaction the idempotency
 // store opened for it and hands it as an argument (nil for a Route.Lookup,
 // which runs outside any), and renders its answer; ok false rolls the write
-// back. ctx carries tx as well, for operations that still join it through
-// the context.
+// back.
 type Operation func(ctx context.Context, tx *ent.Tx, c *Call) (resp idem.Response, ok bool)
 
 // Answer writes a write's answer, stored or replayed (replayed true: a

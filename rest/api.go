@@ -153,7 +153,7 @@ func (a *API) operation(ctx context.Context, tx *ent.Tx, pc *pipeline.Call) (ide
 	req.Tx = tx
 	res, err := c.rt.Handle(ctx, req)
 	if err != nil {
-		e := a.logError(pc.R.WithContext(ctx), err)
+		e := logErr(pc.R.WithContext(ctx), err)
 		return idem.Response{Status: e.Kind.Status(), Body: renderError(e, obs.RequestID(ctx)), ContentType: jsonType}, false
 	}
 	return idem.Response{Status: statusOf(res), Body: renderOK(res), ContentType: jsonType}, true
@@ -245,8 +245,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	e := logErr(r, err)
 	writeJSON(w, e.Kind.Status(), renderError(e, obs.RequestID(r.Context())), false)
 }
-
-func (a *API) logError(r *http.Request, err error) *apperr.Error { return logErr(r, err) }
 
 func logErr(r *http.Request, err error) *apperr.Error {
 	e := apperr.As(store.Classify(err))

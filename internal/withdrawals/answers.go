@@ -138,7 +138,7 @@ func (p *Payouts) pendingAll(ctx context.Context, tx *ent.Tx, waiting []answer) 
 	}
 	if !p.s.db.IsPostgres() {
 		for _, a := range waiting {
-			if err := p.pending(ctx, tx, a, a.submittedAt); err != nil {
+			if err := p.pending(ctx, tx, a); err != nil {
 				return err
 			}
 		}
@@ -167,7 +167,7 @@ func (p *Payouts) record(ctx context.Context, tx *ent.Tx, a answer) error {
 	var err error
 	switch a.res.Status {
 	case rails.PayoutPending:
-		err = p.pending(ctx, tx, a, a.submittedAt)
+		err = p.pending(ctx, tx, a)
 	case rails.PayoutSucceeded:
 		_, err = p.s.Succeed(ctx, tx, a.t, p.opt.Owner, a.res)
 	case rails.PayoutFailed:
@@ -183,7 +183,7 @@ func mine(c *ent.Client, t *ent.Transaction, owner string) *ent.TransactionUpdat
 
 // pending records that the rails still hold the payout: look again at
 // res.NextCheck, and remember the submission; in tx.
-func (p *Payouts) pending(ctx context.Context, tx *ent.Tx, a answer, submittedAt *time.Time) error {
+func (p *Payouts) pending(ctx context.Context, tx *ent.Tx, a answer) error {
 	ctx = tenant.System(ctx)
 	t, res := a.t, a.res
 	now := p.s.clock.Now()
@@ -192,8 +192,8 @@ func (p *Payouts) pending(ctx context.Context, tx *ent.Tx, a answer, submittedAt
 	if res.RailsReference != "" {
 		u.SetRailsReference(res.RailsReference)
 	}
-	if submittedAt != nil {
-		u.SetSubmittedAt(*submittedAt)
+	if a.submittedAt != nil {
+		u.SetSubmittedAt(*a.submittedAt)
 	}
 	_, err := u.Save(ctx) // no row: no longer ours, and the new owner records
 	return err

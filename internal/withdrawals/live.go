@@ -36,8 +36,12 @@ var errNoLongerOurs = errors.New("the payout's lease passed to another owner")
 // submit it at the same time.
 func (p *Payouts) mapProvider(ctx context.Context, t *ent.Transaction, provider, ref string) error {
 	ctx = tenant.System(ctx)
-	n, err := mine(p.s.db.Reader(), t, p.opt.Owner).SetProvider(provider).SetProviderReference(ref).
-		SetLeaseUntil(p.s.clock.Now().Add(max(p.opt.Lease, 2*jobTimeout))).Save(ctx)
+	var n int
+	err := p.s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) (err error) {
+		n, err = mine(tx.Client(), t, p.opt.Owner).SetProvider(provider).SetProviderReference(ref).
+			SetLeaseUntil(p.s.clock.Now().Add(max(p.opt.Lease, 2*jobTimeout))).Save(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store the provider's reference: %w", store.Classify(err))
 	}
@@ -82,6 +86,10 @@ func (p *Payouts) looked(a answer) {
 	p.opt.Looked(a.provider, status)
 }
 
+// reversedReason is a reversed payout's reason when its provider gives
+// none.
+const reversedReason = "the payout was reversed by the beneficiary's bank"
+
 // read checks the rails' answer: a status the worker does not know is an
 // error; a reversal of a payout we never recorded as paid is its failure
 // (the money is back at the provider); a final answer whose amount differs
@@ -93,7 +101,7 @@ func (a *answer) read(payout rails.Payout) {
 	case a.res.Status == rails.PayoutReversed:
 		a.res.Status = rails.PayoutFailed
 		if a.res.Reason == "" {
-			a.res.Reason = "the payout was reversed by the beneficiary's bank"
+			a.res.Reason = reversedReason
 		}
 	default:
 		a.err = fmt.Errorf("rails answered status %q", a.res.Status)
@@ -192,7 +200,7 @@ func (s *Service) ApplyNotice(ctx context.Context, tx *ent.Tx, t *ent.Transactio
 			return "", "", err
 		}
 		if res.Reason == "" && n.Status == rails.PayoutReversed {
-			res.Reason = "the payout was reversed by the beneficiary's bank"
+			res.Reason = reversedReason
 		}
 		ok, err := s.Fail(ctx, tx, t, owner, res)
 		return applied(ok), "", err

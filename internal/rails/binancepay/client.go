@@ -137,7 +137,7 @@ func (c *Client) post(ctx context.Context, path string, body any, out any) error
 			rails.ErrOutcomeUnknown, label, status)
 	}
 	if env.Status == "FAIL" {
-		return &APIError{Code: c.caller.Redact(clip(env.Code, 20)), Message: c.caller.Redact(clip(env.ErrorMessage, 200))}
+		return &APIError{Code: c.caller.Redact(providerhttp.Clip(env.Code, 20)), Message: c.caller.Redact(providerhttp.Clip(env.ErrorMessage, 200))}
 	}
 	if status >= 300 {
 		return fmt.Errorf("%w: %s answered HTTP %d with status SUCCESS",
@@ -159,7 +159,6 @@ func codeOf(err error) string {
 }
 
 // clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string { return providerhttp.Clip(s, n) }
 
 // flexString reads a JSON string or number as text, keeping a number's
 // digits exactly (ids above 2^53 and decimal amounts).

@@ -18,6 +18,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // Binance Pay's paths under the base URL.
@@ -152,9 +153,9 @@ func buildOrder(o rails.CryptoOrder) (orderRequest, error) {
 		return orderRequest{}, &apperr.Error{Kind: apperr.Validation,
 			Message: "the order cannot be sent to Binance Pay", Fields: bad}
 	}
-	desc := clip(o.Description, maxDescription)
+	desc := providerhttp.Clip(o.Description, maxDescription)
 	if desc == "" {
-		desc = "Payment " + clip(o.Reference, maxDescription-8)
+		desc = "Payment " + providerhttp.Clip(o.Reference, maxDescription-8)
 	}
 	tradeNo := TradeNo(o.Reference)
 	req := orderRequest{

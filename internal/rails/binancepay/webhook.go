@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // DefaultMaxSkew is how far from now a webhook's BinancePay-Timestamp may
@@ -38,7 +39,7 @@ func (c *Client) Verify(ctx context.Context, h http.Header, body []byte) error {
 	}
 	ms, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: timestamp %q is not milliseconds", ErrBadSignature, clip(ts, 20))
+		return fmt.Errorf("%w: timestamp %q is not milliseconds", ErrBadSignature, providerhttp.Clip(ts, 20))
 	}
 	if skew := c.Clock.Now().Sub(time.UnixMilli(ms)); skew > c.MaxSkew || skew < -c.MaxSkew {
 		return fmt.Errorf("%w: timestamp %s is %s from now", ErrBadSignature, ts, skew.Round(time.Second))

@@ -146,7 +146,7 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 			return fmt.Errorf("%w: %s answered HTTP %d with status %q",
 				rails.ErrOutcomeUnknown, label, status, env.Status)
 		}
-		return &apiError{HTTPStatus: status, Message: c.caller.Redact(clip(env.Message, 200))}
+		return &apiError{HTTPStatus: status, Message: c.caller.Redact(providerhttp.Clip(env.Message, 200))}
 	}
 	if out == nil {
 		return nil
@@ -155,4 +155,3 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 }
 
 // clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string { return providerhttp.Clip(s, n) }

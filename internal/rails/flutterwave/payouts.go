@@ -15,6 +15,7 @@ import (
 	"merchantpay/internal/banks"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // Field limits of a transfer at Flutterwave.
@@ -217,7 +218,7 @@ func (c *Client) result(t transfer, cur money.Currency) (rails.PayoutResult, err
 // failureReason is Flutterwave's complete_message, clipped, or a plain
 // sentence when it gives none.
 func failureReason(msg string) string {
-	if msg = clip(msg, 200); msg != "" {
+	if msg = providerhttp.Clip(msg, 200); msg != "" {
 		return msg
 	}
 	return "Flutterwave reported the transfer failed"
@@ -261,9 +262,9 @@ func buildTransfer(p rails.Payout) (transferRequest, error) {
 		AccountNumber:   p.AccountNumber,
 		Amount:          MajorAmount(p.Amount, p.Currency),
 		Currency:        string(p.Currency),
-		Narration:       clip(p.Narration, maxNarration),
+		Narration:       providerhttp.Clip(p.Narration, maxNarration),
 		Reference:       ProviderReference(p.Reference),
-		BeneficiaryName: clip(p.AccountName, maxName),
+		BeneficiaryName: providerhttp.Clip(p.AccountName, maxName),
 	}
 	if p.Country == banks.CountryGH {
 		req.DestinationBranchCode = p.BranchCode
