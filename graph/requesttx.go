@@ -11,7 +11,7 @@ import (
 // something: the transport (the idempotency step's operation, in server)
 // puts it there with WithRequestTx, a resolver reads it with requestTx and
 // hands it to its operation as an argument. Nothing below the resolvers
-// reads it from here, but for the bridge below.
+// reads it from here.
 
 type requestTxKey struct{}
 

@@ -40,7 +40,7 @@ func (a *App) setupEvents(resolver *net.Resolver) error {
 	})
 	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
 		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate, Resolver: resolver,
-		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueIn, Log: a.Log,
+		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
 		Observe: a.Metrics.ObserveDelivery, Tracer: a.workerTracer(),
 	})
 	a.Broker = broker.New(a.DB, broker.Config{PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), Log: a.Log,

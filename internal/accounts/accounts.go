@@ -327,7 +327,7 @@ func cut(s string, n int) string {
 // other must refund. ctx must act for the account's tenant (or be
 // tenant.System); tx is the deposit's transaction.
 func (s *Service) Close(ctx context.Context, tx *ent.Tx, a *ent.FiatAccount) (closed bool, err error) {
-	n, err := s.db.ClientOf(tx).FiatAccount.Update().
+	n, err := tx.Client().FiatAccount.Update().
 		Where(fiataccount.ID(a.ID), fiataccount.Status(StatusActive)).
 		SetStatus(StatusClosed).SetUpdatedAt(s.clock.Now()).Save(ctx)
 	if err != nil {

@@ -80,7 +80,7 @@ func startMailer(t *testing.T, url string, smtp *mail.SMTP, n int) *mailerRun {
 		ev, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
 		evs = append(evs, ev)
 	}
-	if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueIn(ctx, tx, evs) }); err != nil {
+	if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueAll(ctx, tx, evs) }); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -105,7 +105,7 @@ func newMailEnvSMTP(t *testing.T, url string, smtp *mail.SMTP, merchants ...[3]s
 // the same as Compose writes; and a second call adds nothing. With SMTP
 // they wait to be sent; without it they are written kept, nothing left
 // for the mailer to lease.
-func TestEnqueueInBatch(t *testing.T) {
+func TestEnqueueAllBatch(t *testing.T) {
 	smtp, err := mail.ParseURL("smtp://mail.example.com:587")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func testEnqueueInBatch(t *testing.T, smtp *mail.SMTP, want string) {
 			in[i] = &cp
 		}
 		for range 2 {
-			if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueIn(ctx, tx, in) }); err != nil {
+			if err := db.Within(sys, nil, func(ctx context.Context, tx *ent.Tx) error { return m.EnqueueAll(ctx, tx, in) }); err != nil {
 				t.Fatal(err)
 			}
 		}

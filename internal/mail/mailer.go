@@ -94,19 +94,19 @@ func New(db *store.DB, c clock.Clock, cfg Config) *Mailer {
 	return m
 }
 
-// Enqueue keeps the e-mail about ev in tx, as EnqueueIn does.
+// Enqueue keeps the e-mail about ev in tx, as EnqueueAll does.
 func (m *Mailer) Enqueue(ctx context.Context, tx *ent.Tx, ev *ent.Event) error {
-	return m.EnqueueIn(ctx, tx, []*ent.Event{ev})
+	return m.EnqueueAll(ctx, tx, []*ent.Event{ev})
 }
 
-// EnqueueIn keeps the e-mails about evs whose types notify, in tx, the
+// EnqueueAll keeps the e-mails about evs whose types notify, in tx, the
 // caller's transaction (the dispatcher's fan-out of a batch): one query for
 // their merchants, one for the payloads the events came without (the
 // fan-out does not read them), one insert. With SMTP they are pending for
 // Run to send; without it they are written kept, and logged once tx
 // commits. It is safe to call twice for an event. An event whose merchant
 // does not exist queues nothing: failing would hold up every later event.
-func (m *Mailer) EnqueueIn(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
+func (m *Mailer) EnqueueAll(ctx context.Context, tx *ent.Tx, evs []*ent.Event) error {
 	c := tx.Client()
 	var notify []*ent.Event
 	merchantIDs := map[string]bool{}

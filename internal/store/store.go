@@ -178,7 +178,7 @@ func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.T
 	if err != nil {
 		return err
 	}
-	if err := runGuarded(ctx, func(ctx context.Context) error { return fn(ctx, tx) }); err != nil {
+	if err := runGuarded(ctx, tx, fn); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -188,14 +188,14 @@ func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.T
 	return nil
 }
 
-func runGuarded(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+func runGuarded(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx *ent.Tx) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("store: panic in transaction: %v", r)
 			panic(r)
 		}
 	}()
-	return fn(ctx)
+	return fn(ctx, tx)
 }
 
 // Begin starts a transaction; the caller commits or rolls back. Most code

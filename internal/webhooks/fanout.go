@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
@@ -90,7 +91,7 @@ func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*en
 			var ev ent.Event
 			var ref, parent sql.NullString
 			if err := rows.Scan(&ev.ID, &ev.MerchantID, &ev.Mode, &ev.EventID, &ev.Type, &ref,
-				&ev.CreatedAt, &ev.FannedOut, &parent); err != nil {
+				&ev.CreatedAt, &parent); err != nil {
 				return 0, nil, err
 			}
 			ev.TransactionRef = ref.String
@@ -131,11 +132,12 @@ func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*en
 var takePostgres = `WITH q AS (DELETE FROM ` + eventfanout.Table + ` WHERE ` + eventfanout.FieldID + ` = ANY(ARRAY(
 	SELECT ` + eventfanout.FieldID + ` FROM ` + eventfanout.Table + ` ORDER BY ` + eventfanout.FieldID + ` LIMIT $1 FOR UPDATE SKIP LOCKED))
 	RETURNING ` + eventfanout.FieldID + `)
-SELECT e.id, e.merchant_id, e.mode, e.event_id, e.type, e.transaction_ref, e.created_at, e.fanned_out, e.trace_parent
+SELECT e.` + strings.Join(fanOutColumns, ", e.") + `
 FROM q JOIN ` + event.Table + ` AS e ON e.id = q.` + eventfanout.FieldID + ` ORDER BY e.id`
 
-// fanOutColumns are the event columns fan-out reads: all but the payload.
+// fanOutColumns are the event columns fan-out reads: all but the payload
+// and the retired fanned_out (the queue holds fan-out's progress).
 var fanOutColumns = []string{
 	event.FieldID, event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
-	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent,
+	event.FieldTransactionRef, event.FieldCreatedAt, event.FieldTraceParent,
 }

@@ -126,7 +126,7 @@ func AmountMismatch(ours, provider int64, cur money.Currency) string {
 // transaction.
 func (p *Payouts) flag(ctx context.Context, tx *ent.Tx, a answer) error {
 	ctx = tenant.System(ctx)
-	_, err := mine(p.s.db.ClientOf(tx), a.t, p.opt.Owner).SetRailsFlag(a.mismatch).
+	_, err := mine(tx.Client(), a.t, p.opt.Owner).SetRailsFlag(a.mismatch).
 		ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(p.s.clock.Now()).Save(ctx)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func applied(ok bool) string {
 // It writes in tx, the caller's transaction.
 func (s *Service) take(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owner string) error {
 	now := s.clock.Now()
-	_, err := s.db.ClientOf(tx).Transaction.Update().
+	_, err := tx.Client().Transaction.Update().
 		Where(transaction.ID(t.ID), transaction.Status(StatusPending)).
 		SetLeaseOwner(owner).SetLeaseUntil(now.Add(noticeLease)).Save(tenant.System(ctx))
 	return store.Classify(err)
@@ -232,7 +232,7 @@ func (s *Service) take(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owne
 // flagRow records a mismatch on t, in tx, and takes it out of the worker's
 // hands.
 func (s *Service) flagRow(ctx context.Context, tx *ent.Tx, t *ent.Transaction, why string) error {
-	u := s.db.ClientOf(tx).Transaction.UpdateOneID(t.ID).SetRailsFlag(why).SetUpdatedAt(s.clock.Now())
+	u := tx.Client().Transaction.UpdateOneID(t.ID).SetRailsFlag(why).SetUpdatedAt(s.clock.Now())
 	if t.Status == StatusPending {
 		u.ClearNextRunAt().ClearLeaseOwner().ClearLeaseUntil()
 	}
