@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"merchantpay/ent"
 	"merchantpay/ent/balanceslot"
 	"merchantpay/internal/store"
@@ -36,14 +34,11 @@ import (
 // (store.IsUniqueViolation), for the caller, who knows which rows could
 // collide, to name; store.ErrWroteNothing when one of rows wrote nothing.
 func (s *Service) Payout(ctx context.Context, tx *ent.Tx, p Posting, rows []store.Stmt) (Posting, error) {
-	if p.ID == "" {
-		p.ID = uuid.NewString()
-	}
-	p.Entries = append([]Entry(nil), p.Entries...)
-	deltas, err := plan(&p)
+	out, plans, err := planAll([]Posting{p})
 	if err != nil {
 		return Posting{}, err
 	}
+	p, deltas := out[0], plans[0]
 	if len(deltas) != 1 || deltas[0].acct.Kind != Main || deltas[0].available >= 0 || deltas[0].pending != 0 {
 		return Posting{}, fmt.Errorf("%w: posting %q is not a payout: one decrease of a merchant's available balance", ErrInvalid, p.ID)
 	}
@@ -55,8 +50,7 @@ func (s *Service) Payout(ctx context.Context, tx *ent.Tx, p Posting, rows []stor
 					return err
 				}
 			}
-			out := []Posting{p}
-			if err := s.postAll(ctx, tx.Client(), out, [][]*delta{deltas}); err != nil {
+			if err := s.postAll(ctx, tx.Client(), out, plans); err != nil {
 				return err
 			}
 			p = out[0]
