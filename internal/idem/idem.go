@@ -204,7 +204,14 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	if resp.Status >= 500 {
 		return resp, false, nil
 	}
-	err = s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return s.save(ctx, tx, req, resp) })
+	return s.saveAlone(ctx, req, resp)
+}
+
+// saveAlone stores resp as req's record in a transaction of its own (an
+// answer with no effect to keep); if another run stored the key first,
+// that one is replayed.
+func (s *Store) saveAlone(ctx context.Context, req Request, resp Response) (Response, bool, error) {
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return s.save(ctx, tx, req, resp) })
 	if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 		return s.replayStored(ctx, req)
 	}
@@ -252,14 +259,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		if resp.Status >= 500 {
 			return resp, false, nil
 		}
-		// The error answer is stored on its own: there is no effect to keep.
-		err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
-			return s.save(ctx, tx, req, resp)
-		})
-		if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
-			return s.replayStored(ctx, req)
-		}
-		return resp, false, err
+		return s.saveAlone(ctx, req, resp)
 	}
 	if resp.Status < 500 {
 		if err := s.save(ctx, tx, req, resp); err != nil {
