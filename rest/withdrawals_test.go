@@ -773,7 +773,7 @@ func TestWithdrawLifecycle(t *testing.T) {
 		submitted := *wdRow(t, e, refs[0]).SubmittedAt
 		e.Clock.Advance(2 * time.Second)
 		// A pass of a worker finds nothing to settle yet.
-		probe := e.App.Withdrawals.Payouts(e.App.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Owner: "probe"}})
+		probe := e.App.Withdrawals.Payouts(withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Owner: "probe"}})
 		if _, err := probe.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -203,8 +203,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees)
-	a.Withdrawals.CheckRailsWith(a.Router.CheckPayouts)
+	a.Withdrawals = withdrawals.New(db, a.Clock, a.Ledger, a.Rates, a.Banks, a.Outbox, payoutFees, a.Router)
 	// No crypto-pay fee by default; cryptopay.Config.Fee is where an
 	// operator setting would go.
 	if a.CryptoPay, err = cryptopay.New(db, a.Clock, a.Ledger, a.Rates, a.Outbox,
@@ -242,11 +241,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.workers = append(a.workers, Worker{Name: "swap-settlement", Run: func(ctx context.Context) {
 		a.Swaps.RunSettlement(ctx, jobs.WorkerOptions{Owner: swapOwner, Poll: cfg.JobsPollInterval, Log: a.Log})
 	}})
-	payouts := a.Withdrawals.Payouts(a.Rails, withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
+	payouts := a.Withdrawals.Payouts(withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Poll: cfg.JobsPollInterval, Log: a.Log},
 		Completed: a.Metrics.PayoutCompleted, Tracer: a.workerTracer(),
-		Router: a.Router, ReconcileAfter: cfg.LiveRails.ReconcileAfter,
-		Looked:  func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "payout", status) },
-		Flagged: a.Metrics.Rails().Flagged})
+		ReconcileAfter: cfg.LiveRails.ReconcileAfter,
+		Looked:         func(provider, status string) { a.Metrics.Rails().Reconciled(provider, "payout", status) },
+		Flagged:        a.Metrics.Rails().Flagged})
 	a.workers = append(a.workers, Worker{Name: "payouts", Run: payouts.Run})
 	if cfg.LedgerCheckInterval > 0 {
 		a.workers = append(a.workers, Worker{Name: "ledger-check", Run: func(ctx context.Context) { a.checkLedger(ctx, cfg.LedgerCheckInterval) }})

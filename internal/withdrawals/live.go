@@ -59,7 +59,7 @@ func (p *Payouts) mapProvider(ctx context.Context, t *ent.Transaction, provider,
 // accepted and not now sets a.err: the payout waits, with backoff, for the
 // operator to restore it.
 func (p *Payouts) providerOf(ctx context.Context, a *answer, payout rails.Payout) (rails.PayoutProvider, error) {
-	prov, err := p.router.Payouts(a.t.Mode, payout.Country)
+	prov, err := p.s.router.Payouts(a.t.Mode, payout.Country)
 	if err != nil {
 		a.err = err
 		return nil, nil
@@ -67,7 +67,7 @@ func (p *Payouts) providerOf(ctx context.Context, a *answer, payout rails.Payout
 	a.provider = prov.Provider()
 	a.live = a.provider != rails.ProviderSandbox
 	if a.live {
-		if err := p.mapProvider(ctx, a.t, a.provider, p.router.ProviderReference(a.provider, a.t.Reference)); err != nil {
+		if err := p.mapProvider(ctx, a.t, a.provider, p.s.router.ProviderReference(a.provider, a.t.Reference)); err != nil {
 			return nil, err
 		}
 	}

@@ -39,8 +39,7 @@ func TestLivePayoutTakenOverIsNotSubmitted(t *testing.T) {
 		if err := e.App.DB.Reader().Transaction.UpdateOneID(claimed[0].ID).SetLeaseOwner("other").Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		slow := e.App.Withdrawals.Payouts(e.App.Rails, withdrawals.PayoutOptions{Router: e.App.Router,
-			WorkerOptions: jobs.WorkerOptions{Owner: "slow"}})
+		slow := e.App.Withdrawals.Payouts(withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Owner: "slow"}})
 		if err := slow.Ask(context.Background(), claimed[0]); err == nil {
 			t.Fatal("a payout no longer ours was asked about")
 		}
@@ -48,8 +47,7 @@ func TestLivePayoutTakenOverIsNotSubmitted(t *testing.T) {
 			t.Fatalf("Paystack holds %d transfers: a payout taken over was submitted", n)
 		}
 		// Its owner submits it.
-		mine := e.App.Withdrawals.Payouts(e.App.Rails, withdrawals.PayoutOptions{Router: e.App.Router,
-			WorkerOptions: jobs.WorkerOptions{Owner: "other"}})
+		mine := e.App.Withdrawals.Payouts(withdrawals.PayoutOptions{WorkerOptions: jobs.WorkerOptions{Owner: "other"}})
 		if err := mine.Ask(context.Background(), claimed[0]); err != nil {
 			t.Fatal(err)
 		}

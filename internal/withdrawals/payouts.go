@@ -38,10 +38,6 @@ type PayoutOptions struct {
 	// commit would compete with the accepting transactions for the
 	// database; a short gap gathers a burst of them into one claim.
 	Gap time.Duration
-	// Router, when set, picks each payout's provider by its mode and
-	// country (live mode on real providers); else every payout goes to the
-	// rails given to Payouts.
-	Router *rails.Router
 	// ReconcileAfter is when a live provider's pending payout is looked up
 	// again if no webhook settled it (RAILS_RECONCILE_AFTER); default 10m.
 	ReconcileAfter time.Duration
@@ -78,19 +74,15 @@ const jobTimeout = 30 * time.Second
 // in the transaction rows), so any number of instances may run it on one
 // database and a restart loses nothing.
 type Payouts struct {
-	s      *Service
-	router *rails.Router
-	opt    PayoutOptions
+	s   *Service
+	opt PayoutOptions
 }
 
-// Payouts returns the payout worker over r. Withdraw wakes it after each
-// commit on this instance.
-func (s *Service) Payouts(r rails.Rails, opt PayoutOptions) *Payouts {
-	router := opt.Router
-	if router == nil {
-		router = &rails.Router{Sandbox: r}
-	}
-	return &Payouts{s: s, router: router, opt: opt.withDefaults()}
+// Payouts returns the payout worker over the service's rails, which pick
+// each payout's provider by its mode and country. Withdraw wakes it after
+// each commit on this instance.
+func (s *Service) Payouts(opt PayoutOptions) *Payouts {
+	return &Payouts{s: s, opt: opt.withDefaults()}
 }
 
 // Run works on due payouts at every poll and wake-up until ctx ends.

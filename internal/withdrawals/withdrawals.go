@@ -31,6 +31,7 @@ import (
 	"merchantpay/internal/ledger"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
+	"merchantpay/internal/rails"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
@@ -107,19 +108,16 @@ type Service struct {
 	fees   FeeTable
 	// waker wakes this instance's payout worker after a withdrawal commits.
 	waker jobs.Waker
-	// railCheck, when set, refuses a payout whose mode and country have no
-	// rails (RAIL_NOT_CONFIGURED); see CheckRailsWith.
-	railCheck func(mode, country string) error
+	// router picks each payout's rails by its mode and country: Withdraw
+	// refuses, before it changes anything, a payout it has none for (a live
+	// payout to a country whose provider is not configured), and the payout
+	// worker submits each payout to the provider it picks.
+	router *rails.Router
 }
 
-// CheckRailsWith makes Withdraw refuse, before it changes anything, a
-// payout check refuses (a live payout to a country whose provider is not
-// configured).
-func (s *Service) CheckRailsWith(check func(mode, country string) error) { s.railCheck = check }
-
-// New returns the withdrawals service.
-func New(db *store.DB, c clock.Clock, l *ledger.Service, r *rates.Service, dir *banks.Directory, o *events.Outbox, fees FeeTable) *Service {
-	return &Service{db: db, clock: c, ledger: l, rates: r, banks: dir, outbox: o, fees: fees, waker: jobs.NewWaker()}
+// New returns the withdrawals service, whose payouts go through router.
+func New(db *store.DB, c clock.Clock, l *ledger.Service, r *rates.Service, dir *banks.Directory, o *events.Outbox, fees FeeTable, router *rails.Router) *Service {
+	return &Service{db: db, clock: c, ledger: l, rates: r, banks: dir, outbox: o, fees: fees, waker: jobs.NewWaker(), router: router}
 }
 
 // Fees is the operator's payout fee table.
@@ -231,10 +229,8 @@ func (s *Service) Withdraw(ctx context.Context, tx *ent.Tx, in Input) (*ent.Tran
 			}
 			tm = crossTerms(q)
 		}
-		if s.railCheck != nil {
-			if err := s.railCheck(tn.Mode, countryOf(tm.cur)); err != nil {
-				return err // rolls a consumed quote back
-			}
+		if err := s.router.CheckPayouts(tn.Mode, countryOf(tm.cur)); err != nil {
+			return err // rolls a consumed quote back
 		}
 		name, err := merchants.Name(ctx, tx.Client(), tn.MerchantID)
 		if err != nil {

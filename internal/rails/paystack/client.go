@@ -27,6 +27,7 @@ import (
 	"merchantpay/internal/banks"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/rails"
+	"merchantpay/internal/rails/providerhttp"
 )
 
 // DefaultBaseURL is Paystack's API host; test and live mode share it (the
@@ -44,16 +45,12 @@ const DefaultPreferredBank = "wema-bank"
 // pending the adapter suggests looking it up again (PayoutResult.NextCheck).
 const DefaultPollInterval = 2 * time.Minute
 
-// maxResponseBytes caps what is read of an answer.
-const maxResponseBytes = 1 << 20
-
 // Client talks to one Paystack integration with one secret key. It is safe
 // for concurrent use.
 type Client struct {
 	base          string
 	key           string
-	http          *http.Client
-	timeout       time.Duration
+	caller        providerhttp.Caller
 	preferredBank string
 	emailDomain   string
 	pollInterval  time.Duration
@@ -110,19 +107,15 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 			return nil, errors.New("paystack: the secret key contains white space or control characters")
 		}
 	}
-	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, timeout: cfg.Timeout,
+	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, caller: providerhttp.NewCaller(cfg, DefaultTimeout, secretKey),
 		preferredBank: DefaultPreferredBank, emailDomain: DefaultCustomerEmailDomain, pollInterval: DefaultPollInterval, clock: clock.Real{}}
-	// Redirects are not followed: a POST turned into a GET elsewhere would
-	// say nothing about the transfer asked for.
-	hc := http.Client{}
-	if cfg.Client != nil {
-		hc = *cfg.Client
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c.http = &hc
-	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout
-	}
+	// Stricter than the caller's default: a redirect is not followed (a
+	// POST turned into a GET elsewhere would say nothing about the transfer
+	// asked for) and a 429 says nothing certain either; no error quotes
+	// the transport's.
+	c.caller.RefuseRedirects()
+	c.caller.UnknownStatuses = []int{http.StatusTooManyRequests}
+	c.caller.Unknown = unclear
 	for _, o := range opts {
 		o(c)
 	}
@@ -208,77 +201,62 @@ func (a answer) refused() bool { return a.httpStatus >= 400 }
 // rails.ErrOutcomeUnknown; any other 4xx comes back as an answer for the
 // caller to judge.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body any) (answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	target := c.base + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return answer{}, fmt.Errorf("paystack: %s %s: encoding the request: %w", method, path, err)
 		}
-		rd = bytes.NewReader(b)
+		payload = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	status, raw, err := c.caller.Send(ctx, method+" "+pathOnly(path), func(ctx context.Context) (*http.Request, error) {
+		var rd io.Reader
+		if payload != nil {
+			rd = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, target, rd)
+		if err != nil {
+			return nil, fmt.Errorf("paystack: %s %s: building the request failed", method, path)
+		}
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		req.Header.Set("Accept", "application/json")
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, nil
+	})
 	if err != nil {
-		return answer{}, fmt.Errorf("paystack: %s %s: building the request failed", method, path)
+		return answer{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return answer{}, c.unknown(method, path, transportFailure(ctx, err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return answer{}, c.unknown(method, path, "reading the answer: "+transportFailure(ctx, err))
-	}
-	a := answer{httpStatus: resp.StatusCode}
-	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d", resp.StatusCode))
-	}
+	a := answer{httpStatus: status}
 	if err := json.Unmarshal(raw, &a.env); err != nil {
-		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with a body that is not Paystack's JSON envelope", resp.StatusCode))
+		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with a body that is not Paystack's JSON envelope", status))
 	}
 	switch {
-	case resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return answer{}, c.unknown(method, path, fmt.Sprintf("unexpected HTTP %d", resp.StatusCode))
-	case resp.StatusCode < 300 && !a.env.Status:
-		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status false", resp.StatusCode))
-	case resp.StatusCode >= 400 && a.env.Status:
-		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status true", resp.StatusCode))
+	case status < 200 || status >= 300 && status < 400:
+		return answer{}, c.unknown(method, path, fmt.Sprintf("unexpected HTTP %d", status))
+	case status < 300 && !a.env.Status:
+		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status false", status))
+	case status >= 400 && a.env.Status:
+		return answer{}, c.unknown(method, path, fmt.Sprintf("HTTP %d with status true", status))
 	}
 	return a, nil
 }
 
-// transportFailure describes a failed round trip without quoting the
-// underlying error, whose text could carry request details.
-func transportFailure(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return "no answer within the time limit"
-	case errors.Is(err, context.Canceled):
-		return "the request was canceled"
-	default:
-		var ue *url.Error
-		if errors.As(err, &ue) && ue.Timeout() {
-			return "no answer within the time limit"
-		}
-		return "the connection failed"
-	}
-}
-
 // unknown is the error for an answer that says nothing certain.
 func (c *Client) unknown(method, path, what string) error {
+	return unclear(method+" "+pathOnly(path), what)
+}
+
+// unclear is the error for an answer to the call label ("GET /transfer")
+// that says nothing certain; the caller's Unknown.
+func unclear(label, what string) error {
 	return &apperr.Error{Kind: apperr.Unavailable, Message: "the payment provider did not give a clear answer",
-		Cause: fmt.Errorf("paystack: %s %s: %s: %w", method, pathOnly(path), what, rails.ErrOutcomeUnknown)}
+		Cause: fmt.Errorf("paystack: %s: %s: %w", label, what, rails.ErrOutcomeUnknown)}
 }
 
 // refusal is the error for a 4xx the caller does not turn into a result.
@@ -299,7 +277,7 @@ func pathOnly(p string) string {
 // safe makes provider text fit to show: printable, at most 200 characters,
 // and never containing the secret key.
 func (c *Client) safe(s string) string {
-	s = strings.ReplaceAll(s, c.key, "[redacted]")
+	s = c.caller.Redact(s)
 	var b strings.Builder
 	for _, r := range s {
 		if b.Len() >= 200 {

@@ -121,3 +121,22 @@ func TestWrongKeyIsNotAFailedPayout(t *testing.T) {
 		t.Fatalf("SubmitPayout refused at the recipient: %+v, %v", res, err)
 	}
 }
+
+// TestTooManyRequestsIsUnknown: a 429 says nothing about the transfer, even
+// with Paystack's refusal envelope; it never reads as a refusal.
+func TestTooManyRequestsIsUnknown(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"status":false,"message":"Too many requests"}`))
+	}))
+	defer srv.Close()
+	res, err := newClient(t, srv.URL).SubmitPayout(context.Background(), payout(ourRef))
+	if !errors.Is(err, rails.ErrOutcomeUnknown) || res.Status == rails.PayoutFailed || !strings.Contains(err.Error(), "HTTP 429") {
+		t.Fatalf("SubmitPayout answered 429: %+v, %v; want an unknown outcome", res, err)
+	}
+	if calls != 1 {
+		t.Fatalf("%d calls, want the look-up alone", calls)
+	}
+}

@@ -1,18 +1,21 @@
 // Package providerhttp holds the HTTP call logic the rails adapters share:
 // each call bounded by a timeout, the answer read up to a limit, a
 // transport failure, a timeout or a 5xx turned into rails.ErrOutcomeUnknown,
-// and the credentials kept out of every error text. Each adapter keeps its
-// own request signing and answer envelopes.
+// and the credentials kept out of every error text; an adapter may ask for
+// stricter handling (Paystack's). Each adapter keeps its own request
+// signing and answer envelopes.
 package providerhttp
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +34,30 @@ type Caller struct {
 	Timeout time.Duration
 	// Secrets are replaced by "[redacted]" in every error text.
 	Secrets []string
+
+	// What follows is a stricter handling for an adapter that asks for it
+	// (Paystack's); left unset, Send behaves as described there.
+
+	// Unknown, when set, makes the error of every answer that says nothing
+	// certain: label is Send's, and what says what happened ("HTTP 503",
+	// "no answer within the time limit") without quoting the transport's
+	// error, whose text can carry the request's address and query. Unset,
+	// the error wraps rails.ErrOutcomeUnknown and quotes the transport's
+	// error, redacted.
+	Unknown func(label, what string) error
+	// UnknownStatuses are statuses below 500 that say nothing certain
+	// either (Paystack's 429 Too Many Requests): Send treats them as a 5xx.
+	UnknownStatuses []int
+}
+
+// RefuseRedirects makes the caller hand a redirect back as the answer
+// instead of following it: a POST turned into a GET elsewhere would say
+// nothing about what was asked. The caller's HTTP client is copied, not
+// changed.
+func (c *Caller) RefuseRedirects() {
+	hc := *c.HTTP
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.HTTP = &hc
 }
 
 // BaseURL checks a configured base URL, scheme and host only (an optional
@@ -65,9 +92,10 @@ func NewCaller(cfg rails.ProviderConfig, defaultTimeout time.Duration, secrets .
 // Send builds a request with build (under the call's deadline), sends it
 // and reads the answer. label names the call in errors ("flutterwave GET
 // /v3/transfers"). A transport failure, a timeout, an answer that cannot be
-// read or a 5xx is an error wrapping rails.ErrOutcomeUnknown; build's own
-// error comes back as it is. Any other answer comes back with its status
-// for the adapter to judge.
+// read, a 5xx or one of UnknownStatuses is an error wrapping
+// rails.ErrOutcomeUnknown (or Unknown's error); build's own error comes
+// back as it is. Any other answer comes back with its status for the
+// adapter to judge.
 func (c *Caller) Send(ctx context.Context, label string, build func(context.Context) (*http.Request, error)) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
@@ -77,17 +105,46 @@ func (c *Caller) Send(ctx context.Context, label string, build func(context.Cont
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %s: %v", rails.ErrOutcomeUnknown, label, c.Redact(err.Error()))
+		return 0, nil, c.failed(ctx, label, "", err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %s: reading the answer: %v", rails.ErrOutcomeUnknown, label, c.Redact(err.Error()))
+		return 0, nil, c.failed(ctx, label, "reading the answer: ", err)
 	}
-	if resp.StatusCode >= 500 {
+	if resp.StatusCode >= 500 || slices.Contains(c.UnknownStatuses, resp.StatusCode) {
+		if c.Unknown != nil {
+			return 0, nil, c.Unknown(label, fmt.Sprintf("HTTP %d", resp.StatusCode))
+		}
 		return 0, nil, fmt.Errorf("%w: %s answered HTTP %d", rails.ErrOutcomeUnknown, label, resp.StatusCode)
 	}
 	return resp.StatusCode, answer, nil
+}
+
+// failed is the error of a round trip that failed at step ("" for the
+// request, "reading the answer: " for the answer) with err.
+func (c *Caller) failed(ctx context.Context, label, step string, err error) error {
+	if c.Unknown != nil {
+		return c.Unknown(label, step+transportFailure(ctx, err))
+	}
+	return fmt.Errorf("%w: %s: %s%v", rails.ErrOutcomeUnknown, label, step, c.Redact(err.Error()))
+}
+
+// transportFailure describes a failed round trip without quoting the
+// underlying error, whose text could carry request details.
+func transportFailure(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return "no answer within the time limit"
+	case errors.Is(err, context.Canceled):
+		return "the request was canceled"
+	default:
+		var ue *url.Error
+		if errors.As(err, &ue) && ue.Timeout() {
+			return "no answer within the time limit"
+		}
+		return "the connection failed"
+	}
 }
 
 // Redact removes the credentials from a text that may echo a request.

@@ -107,3 +107,53 @@ func TestBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestStricterCaller: the options an adapter may set (Paystack's) change
+// nothing for a caller that leaves them unset.
+func TestStricterCaller(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/busy":
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/moved":
+			http.Redirect(w, r, "/", http.StatusFound)
+		default:
+			_, _ = w.Write([]byte(`{"ok":true}`))
+		}
+	}))
+	defer srv.Close()
+	shared := &http.Client{}
+	plain := NewCaller(rails.ProviderConfig{Client: shared}, time.Second, "sk_secret")
+	if got, _, err := plain.Send(context.Background(), "p", get(srv.URL+"/busy")); err != nil || got != http.StatusTooManyRequests {
+		t.Fatalf("plain 429: %d %v, want the answer for the adapter to judge", got, err)
+	}
+	if got, _, err := plain.Send(context.Background(), "p", get(srv.URL+"/moved")); err != nil || got != http.StatusOK {
+		t.Fatalf("plain redirect: %d %v, want it followed", got, err)
+	}
+
+	type unclear struct{ label, what string }
+	strict := NewCaller(rails.ProviderConfig{Client: shared}, time.Second, "sk_secret")
+	strict.RefuseRedirects()
+	strict.UnknownStatuses = []int{http.StatusTooManyRequests}
+	var seen []unclear
+	strict.Unknown = func(label, what string) error {
+		seen = append(seen, unclear{label, what})
+		return rails.ErrOutcomeUnknown
+	}
+	if _, _, err := strict.Send(context.Background(), "p GET /busy", get(srv.URL+"/busy")); !errors.Is(err, rails.ErrOutcomeUnknown) {
+		t.Fatalf("strict 429: err %v, want an unknown outcome", err)
+	}
+	if got, _, err := strict.Send(context.Background(), "p GET /moved", get(srv.URL+"/moved")); err != nil || got != http.StatusFound {
+		t.Fatalf("strict redirect: %d %v, want the redirect itself", got, err)
+	}
+	if shared.CheckRedirect != nil {
+		t.Fatal("RefuseRedirects changed the client it was given")
+	}
+	if _, _, err := strict.Send(context.Background(), "p GET /", get("http://127.0.0.1:1/?account=0123456789")); !errors.Is(err, rails.ErrOutcomeUnknown) {
+		t.Fatalf("strict transport failure: err %v, want an unknown outcome", err)
+	}
+	want := []unclear{{"p GET /busy", "HTTP 429"}, {"p GET /", "the connection failed"}}
+	if len(seen) != len(want) || seen[0] != want[0] || seen[1] != want[1] {
+		t.Fatalf("Unknown was told %q, want %q", seen, want)
+	}
+}
