@@ -85,33 +85,32 @@ func (s *Service) row(ctx context.Context, tn tenant.Tenant, in Input, tm terms,
 	return t, nil
 }
 
-// rowsInsert is the INSERT of ts, withdrawals built by row, in one
+// rowInsert is the INSERT of t, a withdrawal built by row, in one
 // statement: every column a withdrawal sets; the others take their
 // defaults. A taken merchant reference is refused by the unique index.
-func rowsInsert(dialect string, ts []*ent.Transaction) store.Stmt {
+func rowInsert(dialect string, t *ent.Transaction) store.Stmt {
 	orNull := func(v any, set bool) any {
 		if !set {
 			return nil
 		}
 		return v
 	}
-	cols := []string{transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode,
-		transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldReference,
-		transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType,
-		transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromAmount, transaction.FieldFromCurrency,
-		transaction.FieldAmount, transaction.FieldCurrency, transaction.FieldAmountCharged, transaction.FieldAmountSettled,
-		transaction.FieldToAmount, transaction.FieldToCurrency, transaction.FieldFee, transaction.FieldFeeCurrency,
-		transaction.FieldTrxRate, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty,
-		transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer,
-		transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant,
-		transaction.FieldSettledAt, transaction.FieldNextRunAt, transaction.FieldAttempts, transaction.FieldTraceParent}
-	ins := entsql.Dialect(dialect).Insert(transaction.Table).Columns(cols...)
-	for _, t := range ts {
-		var trxRate any
-		if t.TrxRate != nil {
-			trxRate = t.TrxRate.String()
-		}
-		ins.Values(t.ID, t.MerchantID, t.Mode,
+	var trxRate any
+	if t.TrxRate != nil {
+		trxRate = t.TrxRate.String()
+	}
+	query, args := entsql.Dialect(dialect).Insert(transaction.Table).
+		Columns(transaction.FieldID, transaction.FieldMerchantID, transaction.FieldMode,
+			transaction.FieldCreatedAt, transaction.FieldUpdatedAt, transaction.FieldReference,
+			transaction.FieldMerchantReference, transaction.FieldMerchantReferenceKey, transaction.FieldType,
+			transaction.FieldPurpose, transaction.FieldStatus, transaction.FieldFromAmount, transaction.FieldFromCurrency,
+			transaction.FieldAmount, transaction.FieldCurrency, transaction.FieldAmountCharged, transaction.FieldAmountSettled,
+			transaction.FieldToAmount, transaction.FieldToCurrency, transaction.FieldFee, transaction.FieldFeeCurrency,
+			transaction.FieldTrxRate, transaction.FieldRateID, transaction.FieldFromParty, transaction.FieldToParty,
+			transaction.FieldChannel, transaction.FieldNarration, transaction.FieldBeneficiary, transaction.FieldFeeBearer,
+			transaction.FieldDestination, transaction.FieldPaymentSlug, transaction.FieldFromMerchant,
+			transaction.FieldSettledAt, transaction.FieldNextRunAt, transaction.FieldAttempts, transaction.FieldTraceParent).
+		Values(t.ID, t.MerchantID, t.Mode,
 			t.CreatedAt, t.UpdatedAt, t.Reference,
 			orNull(deref(t.MerchantReference), t.MerchantReference != nil), orNull(deref(t.MerchantReferenceKey), t.MerchantReferenceKey != nil), t.Type,
 			t.Purpose, t.Status, t.FromAmount, t.FromCurrency,
@@ -120,10 +119,9 @@ func rowsInsert(dialect string, ts []*ent.Transaction) store.Stmt {
 			trxRate, orNull(deref(t.RateID), t.RateID != nil), t.FromParty, t.ToParty,
 			t.Channel, t.Narration, deref(t.Beneficiary), t.FeeBearer,
 			t.Destination, t.PaymentSlug, t.FromMerchant,
-			*t.SettledAt, *t.NextRunAt, t.Attempts, orNull(deref(t.TraceParent), t.TraceParent != nil))
-	}
-	query, args := ins.Query()
-	return store.Stmt{SQL: query, Args: args, Rows: len(ts)}
+			*t.SettledAt, *t.NextRunAt, t.Attempts, orNull(deref(t.TraceParent), t.TraceParent != nil)).
+		Query()
+	return store.Stmt{SQL: query, Args: args, Rows: 1}
 }
 
 func deref(p *string) string {

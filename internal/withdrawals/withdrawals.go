@@ -182,7 +182,8 @@ func feeBearer(in Input) string {
 //  4. A cross withdrawal consumes its quote (one UPDATE) and is priced
 //     from it.
 //  5. The merchant's name: from the principal, else one SELECT.
-//  6. The row and its event are built here, in Go: nothing is sent.
+//  6. The row and its event are built here, in Go, with their INSERTs
+//     (row and rowInsert, in row.go; events.Outbox.Rows): nothing is sent.
 //  7. ledger.Service.Payout sends a SAVEPOINT and then, in one statement
 //     on PostgreSQL, the row's INSERT, the event's, the ledger entries and
 //     the conditional debit of one slot of the balance. When that slot
@@ -238,12 +239,11 @@ func (s *Service) Withdraw(ctx context.Context, tx *ent.Tx, in Input) (*ent.Tran
 		if err != nil {
 			return err
 		}
-		ts := []*ent.Transaction{t}
-		event, err := s.outbox.Rows(ctx, tx, events.WithdrawalPending, ts)
+		event, err := s.outbox.Rows(ctx, tx, events.WithdrawalPending, []*ent.Transaction{t})
 		if err != nil {
 			return err
 		}
-		_, err = s.ledger.Payout(ctx, tx, debitPosting(tn, t, tm), []store.Stmt{rowsInsert(s.db.Dialect, ts), event})
+		_, err = s.ledger.Payout(ctx, tx, debitPosting(tn, t, tm), []store.Stmt{rowInsert(s.db.Dialect, t), event})
 		if in.Reference != nil && store.IsUniqueViolation(err) {
 			// The only unique value of these rows not made here.
 			return transactions.DuplicateReference(*in.Reference)
