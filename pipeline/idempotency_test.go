@@ -116,3 +116,48 @@ func TestConfirmSeenKey(t *testing.T) {
 		}
 	})
 }
+
+// TestOutsideAfterExtractor: a route's Outside is asked after the
+// transport's extractor has read the request, so it may answer from what
+// the extractor found (GraphQL's inspect keeps it on the call's Input); a
+// write it sends outside runs with no transaction, another in the store's;
+// a request that is no write does not ask it.
+func TestOutsideAfterExtractor(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		store := idem.New(testdb.Open(t, url), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+		p := pipeline.New(&fakeAuth{}, nil, store)
+		type found struct{ provider bool }
+		asked := 0
+		route := &pipeline.Route{Outside: func(c *pipeline.Call) bool {
+			asked++
+			f, _ := c.Input.(*found)
+			return f != nil && f.provider
+		}}
+		extract := func(c *pipeline.Call) (string, bool, error) {
+			c.Input = &found{provider: c.R.Header.Get("X-Provider") != ""}
+			return "", c.R.Method == http.MethodPost, nil
+		}
+		var gotTx []bool
+		op := func(ctx context.Context, tx *ent.Tx, c *pipeline.Call) (idem.Response, bool) {
+			gotTx = append(gotTx, tx != nil)
+			return idem.Response{Status: 200, Body: []byte(`{}`), ContentType: "application/json"}, true
+		}
+		h := pipeline.Chain(func(*pipeline.Call) error { return nil },
+			p.Idempotency(extract, op, func(*pipeline.Call, idem.Response, bool) {}))
+		for _, hdr := range []map[string]string{{"X-Provider": "yes"}, nil} {
+			c := call(route, "POST", `{}`, hdr)
+			c.Principal, c.Body = secret, []byte(`{}`)
+			if err := h(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		get := call(route, "GET", "", map[string]string{"X-Provider": "yes"})
+		get.Principal = secret
+		if err := h(get); err != nil {
+			t.Fatal(err)
+		}
+		if len(gotTx) != 2 || gotTx[0] || !gotTx[1] || asked != 2 {
+			t.Fatalf("transactions handed %v, Outside asked %d times; want none for the provider's write, one for the other, and two asks", gotTx, asked)
+		}
+	})
+}

@@ -75,9 +75,11 @@ type Route struct {
 	// does: its operation calls a live provider before opening its own
 	// transaction (a live virtual account, a live crypto-pay checkout), so
 	// no request transaction may be open around it. It is asked once the
-	// caller is known and the body read. Such a write has no idempotency
-	// look-up to confirm a seen key in (ConfirmSeenKey): its key is looked
-	// up before it runs.
+	// caller is known and the body read, and after the idempotency step's
+	// KeyExtractor, so it may answer from what the extractor found in the
+	// request (GraphQL's, on the call's Input). Such a write has no
+	// idempotency look-up to confirm a seen key in (ConfirmSeenKey): its key
+	// is looked up before it runs.
 	Outside func(c *Call) bool
 	// ConfirmSeenKey lets a write keyed by its Idempotency-Key header, on
 	// a database whose idempotency look-up confirms API keys, skip the

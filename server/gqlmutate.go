@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"merchantpay/ent"
@@ -47,14 +46,19 @@ type ioNopCloser struct{ *bytes.Reader }
 
 func (ioNopCloser) Close() error { return nil }
 
-// inspect finds whether the request is a mutation and its idempotency key
-// (the header, else the mutation's input.idempotencyKey).
-func inspect(req *graphql.RawParams, header string) (key string, mutation bool, err error) {
+// inspect reads g's request (g.params), once, for the idempotency step:
+// whether it is a mutation and, for one, its idempotency key (the header,
+// else the mutation's input.idempotencyKey), kept in g.key, and whether it
+// selects a mutation that calls a live provider (providerMutations), kept
+// in g.provider for the route's Outside.
+func (g *gqlCall) inspect(header string) (mutation bool, err error) {
+	req := g.params
 	doc, op := operationOf(req)
 	if op == nil || op.Operation != ast.Mutation {
-		return "", false, nil
+		return false, nil
 	}
-	key = header
+	key := header
+	provider := false
 	fields := 0
 	// The operation's top-level fields, those of its fragments included.
 	var walk func(ast.SelectionSet, int)
@@ -67,6 +71,7 @@ func inspect(req *graphql.RawParams, header string) (key string, mutation bool, 
 			switch sel := sel.(type) {
 			case *ast.Field:
 				fields++
+				provider = provider || providerMutations[sel.Name]
 				if key == "" {
 					key = inputKey(sel, req.Variables)
 				}
@@ -81,9 +86,10 @@ func inspect(req *graphql.RawParams, header string) (key string, mutation bool, 
 	}
 	walk(op.SelectionSet, 0)
 	if key != "" && fields > 1 {
-		return "", true, apperr.New(apperr.Validation, "an idempotent request holds exactly one mutation")
+		return true, apperr.New(apperr.Validation, "an idempotent request holds exactly one mutation")
 	}
-	return key, true, nil
+	g.key, g.provider = key, provider
+	return true, nil
 }
 
 func inputKey(f *ast.Field, vars map[string]any) string {

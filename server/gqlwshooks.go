@@ -76,7 +76,8 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 	if perr != nil {
 		return nil, false // the executor answers malformed requests itself
 	}
-	key, mutation, err := inspect(params, "")
+	g := &gqlCall{params: params}
+	mutation, err := g.inspect("")
 	if !mutation {
 		return nil, false
 	}
@@ -92,7 +93,6 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 		if err != nil {
 			return nil, err
 		}
-		g := &gqlCall{key: key}
 		if err := h.wsMutate(&pipeline.Call{R: r, Route: &h.socketRoute, Principal: p, Body: payload, Input: g}); err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 }
 
 // socketKey is the WebSocket transport's key extractor: wsMutation has
-// found the mutation and its input's idempotencyKey.
+// found the mutation and its input's idempotencyKey (inspect).
 func socketKey(c *pipeline.Call) (string, bool, error) { return c.Input.(*gqlCall).key, true, nil }
 
 // keepAnswer keeps a WebSocket mutation's answer for its next message.

@@ -59,10 +59,12 @@ type gqlCall struct {
 	params *graphql.RawParams
 	// st is the status an operation refused by its limits asks for.
 	st *httpStatus
-	// key is a WebSocket mutation's idempotency key, found by
-	// wsMutation; answer its answer.
-	key    string
-	answer []byte
+	// key is a mutation's idempotency key and provider whether it selects
+	// one that calls a live provider, both found by inspect; answer is a
+	// WebSocket mutation's answer.
+	key      string
+	provider bool
+	answer   []byte
 }
 
 func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler {
@@ -180,8 +182,9 @@ func overHTTP(c *pipeline.Call, g *gqlCall) {
 // keyed by the Idempotency-Key header, else its input.idempotencyKey; a
 // keyed request holds exactly one mutation.
 func httpKey(c *pipeline.Call) (string, bool, error) {
-	key, mutation, err := inspect(c.Input.(*gqlCall).params, c.R.Header.Get("Idempotency-Key"))
-	return key, mutation, err
+	g := c.Input.(*gqlCall)
+	mutation, err := g.inspect(c.R.Header.Get("Idempotency-Key"))
+	return g.key, mutation, err
 }
 
 // query runs a request that is no mutation, its answer streamed.

@@ -2,6 +2,9 @@
 // GraphQL mutation. Do runs one request in one database transaction; the first
 // answer below 500 is stored in that same transaction and replayed byte for
 // byte to repeats.
+//
+// idem.go runs a keyed request (its claim on this instance, its lock and
+// look-up, its transaction); records.go holds the stored answers.
 package idem
 
 import (
@@ -14,10 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	entsql "entgo.io/ent/dialect/sql"
-
 	"merchantpay/ent"
-	"merchantpay/ent/idempotencyrecord"
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/store"
@@ -207,17 +207,6 @@ func (s *Store) DoLookup(ctx context.Context, req Request, h Handler) (resp Resp
 	return s.saveAlone(ctx, req, resp)
 }
 
-// saveAlone stores resp as req's record in a transaction of its own (an
-// answer with no effect to keep); if another run stored the key first,
-// that one is replayed.
-func (s *Store) saveAlone(ctx context.Context, req Request, resp Response) (Response, bool, error) {
-	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error { return s.save(ctx, tx, req, resp) })
-	if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
-		return s.replayStored(ctx, req)
-	}
-	return resp, false, err
-}
-
 // once runs a keyed request in one transaction: the key's look-up, the
 // handler, the handler's answer as the key's record, the commit. A refusal
 // (commit false) is rolled back and its answer stored on its own.
@@ -347,85 +336,6 @@ func (s *Store) release(slot string) {
 	s.mu.Lock()
 	delete(s.inflight, slot)
 	s.mu.Unlock()
-}
-
-func (s *Store) lookup(ctx context.Context, c *ent.Client, req Request) (*ent.IdempotencyRecord, error) {
-	rec, err := c.IdempotencyRecord.Query().Where(
-		idempotencyrecord.MerchantID(req.Tenant.MerchantID),
-		idempotencyrecord.Mode(req.Tenant.Mode),
-		idempotencyrecord.Key(req.Key),
-		idempotencyrecord.ExpiresAtGT(s.clock.Now()),
-	).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	return rec, store.Classify(err)
-}
-
-func (s *Store) replayStored(ctx context.Context, req Request) (Response, bool, error) {
-	sys := tenant.System(ctx)
-	rec, err := s.lookup(sys, s.db.Reader(), req)
-	if err != nil {
-		return Response{}, false, err
-	}
-	if rec == nil {
-		return Response{}, false, inUse()
-	}
-	return replay(rec, req)
-}
-
-// errTaken: the key has a live record (stored by a concurrent request).
-var errTaken = errors.New("idem: key already has a live record")
-
-// save stores the answer in one statement: an insert that takes the place
-// of an expired record of the same key, and fails with errTaken when a live
-// one holds it. It writes in tx.
-func (s *Store) save(ctx context.Context, tx *ent.Tx, req Request, resp Response) error {
-	ctx = tenant.System(ctx)
-	query, args := s.saveStmt(req, resp)
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return store.Classify(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return errTaken
-	}
-	return nil
-}
-
-// saveStmt inserts resp as req's record, or replaces an expired one; it
-// writes no row when the key has a live record.
-func (s *Store) saveStmt(req Request, resp Response) (string, []any) {
-	now := s.clock.Now()
-	return entsql.Dialect(s.db.Dialect).Insert(idempotencyrecord.Table).
-		Columns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey,
-			idempotencyrecord.FieldRequestHash, idempotencyrecord.FieldStatusCode, idempotencyrecord.FieldBody,
-			idempotencyrecord.FieldContentType, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt).
-		Values(req.Tenant.MerchantID, req.Tenant.Mode, req.Key, req.Hash, resp.Status, resp.Body,
-			resp.ContentType, now, now.Add(TTL)).
-		OnConflict(
-			entsql.ConflictColumns(idempotencyrecord.FieldMerchantID, idempotencyrecord.FieldMode, idempotencyrecord.FieldKey),
-			entsql.ResolveWithNewValues(),
-			// The builder qualifies the column with the table: the existing row.
-			entsql.UpdateWhere(entsql.LTE(idempotencyrecord.FieldExpiresAt, now)),
-		).Query()
-}
-
-// Purge deletes expired records.
-func (s *Store) Purge(ctx context.Context) (int, error) {
-	ctx = tenant.System(ctx)
-	return s.db.Reader().IdempotencyRecord.Delete().
-		Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
-}
-
-func replay(rec *ent.IdempotencyRecord, req Request) (Response, bool, error) {
-	if rec.RequestHash != req.Hash {
-		return Response{}, false, apperr.New(apperr.IdempotencyKeyReused,
-			"this Idempotency-Key was already used with a different request; use a new key for a new request")
-	}
-	return Response{Status: rec.StatusCode, Body: rec.Body, ContentType: rec.ContentType}, true, nil
 }
 
 func inUse() error {
