@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -75,11 +76,12 @@ func (o *Outbox) Emit(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transa
 	return evs[0], nil
 }
 
-// EmitAll writes one event of type typ about each of ts, in order, with
-// one insert (and one of their fan-out queue rows), in tx, the caller's
-// transaction, as Emit. Each event takes its tenant from its
-// transaction; the context must act for that tenant or be the system (a
-// worker recording many merchants' payouts at once).
+// EmitAll writes one event of type typ about each of ts, in order, and
+// their fan-out queue rows, in tx, the caller's transaction, as Emit: on
+// PostgreSQL in one statement (the queue rows' INSERT a WITH clause reading
+// the ids the events' INSERT returns), on SQLite in two. Each event takes
+// its tenant from its transaction; the context must act for that tenant or
+// be the system (a worker recording many merchants' payouts at once).
 func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
 	if tx == nil {
 		return nil, fmt.Errorf("events: Emit outside a transaction")
@@ -87,33 +89,63 @@ func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	c := tx.Client()
-	now := o.clock.Now()
-	rows := make([]*ent.EventCreate, len(ts))
-	for i, t := range ts {
-		payload, err := payloadFor(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = c.Event.Create().
-			SetMerchantID(t.MerchantID).SetMode(t.Mode).
-			SetEventID(newEventID()).SetType(typ).
-			SetTransactionRef(t.Reference).SetPayload(payload).
-			SetCreatedAt(now).SetFannedOut(true).SetNillableTraceParent(tracing.ParentOf(ctx))
+	// The events table's tenant rule, which an ent write would apply.
+	if _, scoped := tenant.From(ctx); !scoped && !tenant.IsSystem(ctx) {
+		return nil, tenant.ErrNoTenant
 	}
-	evs, err := c.Event.CreateBulk(rows...).Save(ctx)
+	parent := tracing.ParentOf(ctx)
+	st, evs, err := o.insert(ctx, typ, ts, func(*ent.Transaction) *string { return parent })
 	if err != nil {
 		return nil, err
 	}
-	queued := make([]*ent.EventFanoutCreate, len(evs))
-	for i, ev := range evs {
-		queued[i] = c.EventFanout.Create().SetID(ev.ID)
+	query := st.SQL + " RETURNING " + event.FieldID + ", " + event.FieldEventID
+	if o.db.IsPostgres() {
+		query = "WITH e AS (" + query + "), q AS (" + strings.ReplaceAll(st.Then.SQL, store.Written, "e") +
+			") SELECT " + event.FieldID + ", " + event.FieldEventID + " FROM e"
 	}
-	if err := c.EventFanout.CreateBulk(queued...).Exec(ctx); err != nil {
+	if err := readIDs(ctx, tx, query, st.Args, evs); err != nil {
 		return nil, err
+	}
+	if !o.db.IsPostgres() {
+		if err := store.ExecRows(ctx, tx, *st.Then); err != nil {
+			return nil, err
+		}
 	}
 	store.OnCommit(tx, o.wake)
 	return evs, nil
+}
+
+// readIDs runs query, an INSERT of evs that returns each one's id and
+// event id, and sets their ids.
+func readIDs(ctx context.Context, tx *ent.Tx, query string, args []any, evs []*ent.Event) error {
+	byEventID := make(map[string]*ent.Event, len(evs))
+	for _, ev := range evs {
+		byEventID[ev.EventID] = ev
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id int64
+		var eventID string
+		if err := rows.Scan(&id, &eventID); err != nil {
+			return err
+		}
+		if ev := byEventID[eventID]; ev != nil {
+			ev.ID = id
+			n++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(evs) {
+		return store.ErrWroteNothing
+	}
+	return nil
 }
 
 // Rows is the INSERT of one event of type typ about each of ts, new
@@ -130,23 +162,39 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 	if tx == nil {
 		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
+	st, _, err := o.insert(ctx, typ, ts, func(t *ent.Transaction) *string { return t.TraceParent })
+	if err != nil {
+		return store.Stmt{}, err
+	}
+	store.OnCommit(tx, o.wake)
+	return st, nil
+}
+
+// insert is the INSERT of one event of type typ about each of ts, made
+// now, each carrying the trace parent parent gives its transaction, with
+// the events' queue rows as its Then (Rows tells how), and the events it
+// writes, all but their ids.
+func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, parent func(*ent.Transaction) *string) (store.Stmt, []*ent.Event, error) {
 	d := entsql.Dialect(o.db.Dialect)
 	ins := d.Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
 			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent)
 	now := o.clock.Now()
+	evs := make([]*ent.Event, len(ts))
 	ids := make([]any, len(ts))
 	for i, t := range ts {
 		payload, err := payloadFor(ctx, t)
 		if err != nil {
-			return store.Stmt{}, err
+			return store.Stmt{}, nil, err
 		}
-		var parent any
-		if t.TraceParent != nil {
-			parent = *t.TraceParent
+		ev := &ent.Event{MerchantID: t.MerchantID, Mode: t.Mode, EventID: newEventID(), Type: typ,
+			TransactionRef: t.Reference, Payload: payload, CreatedAt: now, FannedOut: true, TraceParent: parent(t)}
+		var traceParent any
+		if ev.TraceParent != nil {
+			traceParent = *ev.TraceParent
 		}
-		ids[i] = newEventID()
-		ins.Values(t.MerchantID, t.Mode, ids[i], typ, t.Reference, payload, now, true, parent)
+		ins.Values(ev.MerchantID, ev.Mode, ev.EventID, ev.Type, ev.TransactionRef, ev.Payload, ev.CreatedAt, ev.FannedOut, traceParent)
+		evs[i], ids[i] = ev, ev.EventID
 	}
 	query, args := ins.Query()
 	queue := store.Stmt{Rows: len(ts)}
@@ -158,8 +206,7 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 			Where(entsql.In(event.FieldEventID, ids...)).Query()
 		queue.SQL, queue.Args = "INSERT INTO "+eventfanout.Table+" ("+eventfanout.FieldID+") "+sel, selArgs
 	}
-	store.OnCommit(tx, o.wake)
-	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, nil
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, evs, nil
 }
 
 // payloadFor is the payload of an event about t, which must be of ctx's

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"merchantpay/ent"
 	"merchantpay/ent/balanceslot"
@@ -90,40 +88,22 @@ func (s *Service) Payout(ctx context.Context, tx *ent.Tx, p Posting, rows []stor
 // them are written before the slot is locked. It waits for a slot another
 // transaction holds: that one waits for nothing while holding it.
 func (s *Service) writeAndTake(ctx context.Context, tx *ent.Tx, p Posting, d *delta, rows []store.Stmt, take bool) (taken bool, err error) {
-	ctes, wrote, args := store.CTEs(rows)
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	var b strings.Builder
-	b.WriteString("WITH ")
-	if ctes != "" {
-		b.WriteString(ctes + ", ")
-	}
-	b.WriteString("e AS (" + entriesInsert([]Posting{p}, p.CreatedAt, arg) + " RETURNING 1)")
+	w := newEntriesFirst(rows, []Posting{p}, p.CreatedAt)
 	if take {
-		amount := arg(-d.available)
-		b.WriteString(", u AS (UPDATE " + balanceslot.Table + " SET " + balanceslot.FieldAvailable + " = " +
-			balanceslot.FieldAvailable + " - " + amount + ", " + balanceslot.FieldUpdatedAt + " = " + arg(p.CreatedAt) +
-			" WHERE " + balanceslot.FieldID + " = " + arg(slotID(d.acct.ID(), s.nextSlot())) +
-			" AND " + balanceslot.FieldAvailable + " >= " + amount +
-			" AND (SELECT count(*) FROM e) = " + arg(len(p.Entries)))
-		if wrote != "" {
-			b.WriteString(" AND " + wrote)
-		}
-		b.WriteString(" RETURNING 1) SELECT (SELECT count(*) FROM u)")
+		amount := w.arg(-d.available)
+		w.sql.WriteString(", u AS (UPDATE " + balanceslot.Table + " SET " + balanceslot.FieldAvailable + " = " +
+			balanceslot.FieldAvailable + " - " + amount + ", " + balanceslot.FieldUpdatedAt + " = " + w.arg(p.CreatedAt) +
+			" WHERE " + balanceslot.FieldID + " = " + w.arg(slotID(d.acct.ID(), s.nextSlot())) +
+			" AND " + balanceslot.FieldAvailable + " >= " + amount + " AND " + w.guard() +
+			" RETURNING 1) SELECT (SELECT count(*) FROM u)")
 	} else {
-		b.WriteString(" SELECT (SELECT count(*) FROM e)")
+		w.sql.WriteString(" SELECT (SELECT count(*) FROM e)")
 	}
-	if wrote != "" {
-		// Rows that wrote nothing leave the slot alone: tell that apart.
-		b.WriteString(", " + wrote)
-	} else {
-		b.WriteString(", true")
-	}
+	// Rows that wrote nothing leave the slot alone: tell that apart.
+	w.sql.WriteString(", " + w.rowsWritten())
 	var n int
 	var allWritten bool
-	res, err := tx.QueryContext(ctx, b.String(), args...)
+	res, err := tx.QueryContext(ctx, w.sql.String(), w.args...)
 	if err == nil {
 		if res.Next() {
 			err = res.Scan(&n, &allWritten)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -164,12 +163,8 @@ func planAll(postings []Posting) ([]Posting, [][]*delta, error) {
 // caller's transaction, setting each posting's CreatedAt.
 func (s *Service) postAll(ctx context.Context, c *ent.Client, out []Posting, plans [][]*delta) error {
 	now := s.clock.Now()
-	entries := 0
-	for _, p := range out {
-		entries += len(p.Entries)
-	}
-	if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entries <= maxEntriesPerInsert {
-		return s.postAndLower(ctx, c, out, entries, d, now)
+	if d := onlyLower(plans); d != nil && s.db.IsPostgres() && entryCount(out) <= maxEntriesPerInsert {
+		return s.postAndLower(ctx, c, out, d, now)
 	}
 	var rows []*ent.LedgerEntryCreate
 	for i := range out {
@@ -234,37 +229,28 @@ func onlyLower(plans [][]*delta) *delta {
 }
 
 // postAndLower writes postings whose only balance change is the decrease d
-// in one statement on PostgreSQL: the entries' INSERT in a WITH clause,
-// then d's conditional UPDATE of the account's row (the hot row's lock
-// last, as in Post), checked by rows affected as lower checks its own;
-// entries is how many the postings hold. When the row alone falls short,
-// rebalance gathers the slots into it, in the same transaction.
-func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, entries int, d *delta, now time.Time) error {
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	var b strings.Builder
-	b.WriteString("WITH e AS (" + entriesInsert(postings, now, arg) + " RETURNING 1) UPDATE " + ledgeraccount.Table +
-		" SET " + ledgeraccount.FieldUpdatedAt + " = " + arg(now))
+// in one statement on PostgreSQL (entriesFirst): the entries' INSERT in a
+// WITH clause, then d's conditional UPDATE of the account's row (the hot
+// row's lock last, as in Post), checked by rows affected as lower checks its
+// own. When the row alone falls short, rebalance gathers the slots into it,
+// in the same transaction.
+func (s *Service) postAndLower(ctx context.Context, c *ent.Client, postings []Posting, d *delta, now time.Time) error {
+	w := newEntriesFirst(nil, postings, now)
+	w.sql.WriteString(" UPDATE " + ledgeraccount.Table + " SET " + ledgeraccount.FieldUpdatedAt + " = " + w.arg(now))
 	if d.available != 0 {
-		b.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + arg(d.available))
+		w.sql.WriteString(", " + ledgeraccount.FieldAvailable + " = " + ledgeraccount.FieldAvailable + " + " + w.arg(d.available))
 	}
 	if d.pending != 0 {
-		b.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + arg(d.pending))
+		w.sql.WriteString(", " + ledgeraccount.FieldPending + " = " + ledgeraccount.FieldPending + " + " + w.arg(d.pending))
 	}
-	// The UPDATE's condition reads every inserted entry: PostgreSQL runs
-	// a WITH clause nobody reads after the main statement, which would
-	// insert the entries while holding the balance row's lock.
-	b.WriteString(" WHERE (SELECT count(*) FROM e) = " + arg(entries) + " AND " + ledgeraccount.FieldID + " = " + arg(d.acct.ID()))
+	w.sql.WriteString(" WHERE " + w.guard() + " AND " + ledgeraccount.FieldID + " = " + w.arg(d.acct.ID()))
 	if d.available < 0 {
-		b.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + arg(-d.available))
+		w.sql.WriteString(" AND " + ledgeraccount.FieldAvailable + " >= " + w.arg(-d.available))
 	}
 	if d.pending < 0 {
-		b.WriteString(" AND " + ledgeraccount.FieldPending + " >= " + arg(-d.pending))
+		w.sql.WriteString(" AND " + ledgeraccount.FieldPending + " >= " + w.arg(-d.pending))
 	}
-	res, err := c.ExecContext(ctx, b.String(), args...)
+	res, err := c.ExecContext(ctx, w.sql.String(), w.args...)
 	if err != nil {
 		if store.IsUniqueViolation(err) {
 			return duplicatePosting(postings)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"time"
 
@@ -21,9 +22,10 @@ import (
 // Pipeline reads the money pipeline's backlog from the database when
 // /metrics is scraped: work waiting on a worker is what an on-call engineer
 // alerts on (a payout stuck pending, an outbox that stopped draining). Each
-// figure is one indexed statement; a scrape never waits longer than
-// queryTimeout for them, and scrapes closer together than maxAge share one
-// reading, so a busy scraper cannot add load to a busy database.
+// figure is one indexed statement (the outbox's two are one together); a
+// scrape never waits longer than queryTimeout for them, and scrapes closer
+// together than maxAge share one reading, so a busy scraper cannot add load
+// to a busy database.
 type Pipeline struct {
 	db  *store.DB
 	now func() time.Time
@@ -158,24 +160,12 @@ func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric
 
 	// The outbox's backlog is the fan-out queue; its oldest is the event of
 	// the lowest queued id.
-	n, err := c.EventFanout.Query().Count(ctx)
+	n, oldestEvent, err := outboxBacklog(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	var oldest []createdAt
-	if n > 0 {
-		first, err := c.EventFanout.Query().Order(ent.Asc(eventfanout.FieldID)).Limit(1).IDs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(first) > 0 {
-			if err := c.Event.Query().Where(event.ID(first[0])).Select(event.FieldCreatedAt).Scan(ctx, &oldest); err != nil {
-				return nil, err
-			}
-		}
-	}
 	gauge(p.descs.outbox, float64(n))
-	gauge(p.descs.outboxOldest, ageOf(oldest))
+	gauge(p.descs.outboxOldest, ageOf(oldestEvent))
 
 	for _, s := range []struct {
 		state string
@@ -198,4 +188,36 @@ func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric
 	}
 	gauge(p.descs.emails, float64(emails))
 	return out, nil
+}
+
+// outboxQuery reads the outbox's backlog, the fan-out queue, in one
+// statement: how many events it holds and, on its one row, the creation
+// time of the event of the lowest queued id (NULL when that event is not
+// found), read through the queue's key and the events' key. An empty queue
+// gives no row. The time is read as a column, not through a subquery,
+// for SQLite to hand it back as a time.
+var outboxQuery = "SELECT (SELECT count(*) FROM " + eventfanout.Table + "), e." + event.FieldCreatedAt +
+	" FROM " + eventfanout.Table + " q LEFT JOIN " + event.Table + " e ON e." + event.FieldID + " = q." + eventfanout.FieldID +
+	" ORDER BY q." + eventfanout.FieldID + " LIMIT 1"
+
+// outboxBacklog is how many events wait for fan-out and, when one does,
+// the creation time of the first (none when its event is not found).
+func outboxBacklog(ctx context.Context, c *ent.Client) (int, []createdAt, error) {
+	rows, err := c.QueryContext(ctx, outboxQuery)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	var n int
+	var oldest []createdAt
+	if rows.Next() {
+		var at sql.NullTime
+		if err := rows.Scan(&n, &at); err != nil {
+			return 0, nil, err
+		}
+		if at.Valid {
+			oldest = []createdAt{{CreatedAt: at.Time}}
+		}
+	}
+	return n, oldest, rows.Err()
 }
