@@ -80,14 +80,16 @@ func (p *pg) describe(ctx context.Context) string {
 	var version string
 	_ = p.admin.QueryRowContext(ctx, "SHOW server_version").Scan(&version)
 	var parts []string
-	rows, err := p.admin.QueryContext(ctx, `SELECT name, setting, coalesce(unit, '') FROM pg_settings
-		WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','wal_sync_method','commit_delay') ORDER BY name`)
+	// current_setting gives each value in its own units (shared_buffers
+	// "128MB", not a count of 8 kB pages).
+	rows, err := p.admin.QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
+		WHERE name IN ('autovacuum','max_connections','shared_buffers','synchronous_commit','fsync','wal_sync_method','commit_delay') ORDER BY name`)
 	if err == nil {
 		defer rows.Close()
 		for rows.Next() {
-			var n, s, unit string
-			if rows.Scan(&n, &s, &unit) == nil {
-				parts = append(parts, n+"="+s+unit)
+			var n, s string
+			if rows.Scan(&n, &s) == nil {
+				parts = append(parts, n+"="+s)
 			}
 		}
 	}
