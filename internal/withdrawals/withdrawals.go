@@ -109,7 +109,8 @@ type Service struct {
 	router *rails.Router
 }
 
-// New returns the withdrawals service, whose payouts go through router.
+// New returns the withdrawals service, whose payouts go through router,
+// which must not be nil.
 func New(db *store.DB, c clock.Clock, l *ledger.Service, r *rates.Service, dir *banks.Directory, o *events.Outbox, fees FeeTable, router *rails.Router) *Service {
 	return &Service{db: db, clock: c, ledger: l, rates: r, banks: dir, outbox: o, fees: fees, waker: jobs.NewWaker(), router: router}
 }
@@ -179,22 +180,26 @@ func feeBearer(in Input) string {
 //  3. s.db.Within runs the rest in tx (or begins a transaction).
 //  4. A cross withdrawal consumes its quote (one UPDATE) and is priced
 //     from it.
-//  5. The merchant's name: from the principal, else one SELECT.
-//  6. The row and its event are built here, in Go, with their INSERTs
+//  5. The rails router says whether the mode and the payout's country
+//     have rails (no statement); a live payout to a country whose
+//     provider is not configured is refused, rolling a consumed quote
+//     back.
+//  6. The merchant's name: from the principal, else one SELECT.
+//  7. The row and its event are built here, in Go, with their INSERTs
 //     (row and rowInsert, in row.go; events.Outbox.Rows): nothing is sent.
-//  7. ledger.Service.Payout sends a SAVEPOINT and then, in one statement
+//  8. ledger.Service.Payout sends a SAVEPOINT and then, in one statement
 //     on PostgreSQL, the row's INSERT, the event's, the ledger entries and
 //     the conditional debit of one slot of the balance. When that slot
 //     falls short, it rolls back to the savepoint and takes the amount
 //     from the whole balance instead. It is the last write: the slot (or
 //     the row) stays locked until the commit.
-//  8. After the commit, this instance's payout worker is woken; any
+//  9. After the commit, this instance's payout worker is woken; any
 //     instance's would find the row anyway (next_run_at is now).
 //
 // Errors: VALIDATION_ERROR (every bad field); UNKNOWN_BANK, UNKNOWN_BRANCH;
 // AMOUNT_TOO_SMALL when the beneficiary's fee leaves nothing to pay;
 // Consume's NOT_FOUND, RATE_TYPE_MISMATCH, RATE_USED, RATE_EXPIRED;
-// DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE. After an error the caller's
+// RAIL_NOT_CONFIGURED; DUPLICATE_REFERENCE; INSUFFICIENT_BALANCE. After an error the caller's
 // transaction must roll back (idem's does): rows may have been written.
 func (s *Service) Withdraw(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transaction, error) {
 	if err := s.Check(in, &apperr.Fields{}); err != nil {

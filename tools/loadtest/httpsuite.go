@@ -93,6 +93,21 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		fmt.Printf("    (quiet after %.2f s)\n", time.Since(t).Seconds())
 		return nil
 	}
+	// tidy readies the service's database for a phase. pgbench vacuums its
+	// branches and tellers and empties its history before each run; the
+	// service's tables get VACUUM (ANALYZE) once the service is quiet, as
+	// autovacuum would do in production (it may be off on a test server:
+	// the header says), so that no phase works through the dead rows of
+	// the ones before it (the payout worker's row versions, the fan-out
+	// queue's deleted rows) and the planner knows the tables' present size
+	// (the service's prepared statements would otherwise keep plans made
+	// for empty tables).
+	tidy := func() error {
+		if err := quiet(); err != nil {
+			return err
+		}
+		return vacuumAnalyze(ctx, dbURL)
+	}
 	// baseline runs one of pgbench's workloads on the quiet server. The
 	// service is idle meanwhile (its workers poll every
 	// JOBS_POLL_INTERVAL); the line shows what it took.
@@ -121,15 +136,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		if selectOnly {
 			yard = "select-only"
 		}
-		// pgbench vacuums its branches and tellers and empties its history
-		// before each run; the service's tables get VACUUM (ANALYZE)
-		// before each phase, as autovacuum would do in production (it may
-		// be off on a test server: the header says), so that no phase
-		// works through the dead rows of the ones before it (the payout
-		// worker's row versions, the fan-out queue's deleted rows) and the
-		// planner knows the tables' present size (the service's prepared
-		// statements would otherwise keep plans made for empty tables).
-		if err := vacuumAnalyze(ctx, dbURL); err != nil {
+		if err := tidy(); err != nil {
 			return measured{}, err
 		}
 		before, err := baseline("pgbench "+yard+", before", selectOnly)
@@ -192,7 +199,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		}
 	}
 	if o.phase("rates") {
-		if err := quiet(); err != nil {
+		if err := tidy(); err != nil {
 			return err
 		}
 		var rate phase
@@ -202,7 +209,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		fmt.Println(rate)
 	}
 	if o.phase("spread") {
-		if err := spreadPhase(ctx, o, s, m, dbURL, quiet, &seq); err != nil {
+		if err := spreadPhase(ctx, o, s, m, dbURL, tidy, &seq); err != nil {
 			return err
 		}
 	}
@@ -213,7 +220,7 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 // spreadPhase sends the keyed withdrawals spread over as many merchants as
 // clients: no balance row is shared, so the gap to the first figure is what
 // the hot row costs.
-func spreadPhase(ctx context.Context, o options, s *service, m merchant, dbURL string, quiet func() error, seq *atomic.Uint64) error {
+func spreadPhase(ctx context.Context, o options, s *service, m merchant, dbURL string, tidy func() error, seq *atomic.Uint64) error {
 	keys := []string{m.Secret}
 	for i := 1; i < o.clients; i++ {
 		mi, err := createMerchant(o, dbURL, fmt.Sprintf("Bench Co %d", i))
@@ -227,7 +234,7 @@ func spreadPhase(ctx context.Context, o options, s *service, m merchant, dbURL s
 			return err
 		}
 	}
-	if err := quiet(); err != nil {
+	if err := tidy(); err != nil {
 		return err
 	}
 	var spread phase
