@@ -49,14 +49,14 @@ func (TenantMixin) Fields() []ent.Field {
 func (TenantMixin) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
-			if t, ok := tenant.From(ctx); ok {
+			t, scoped, err := tenant.Scope(ctx)
+			if err != nil {
+				return err
+			}
+			if scoped {
 				q.WhereP(sql.FieldEQ("merchant_id", t.MerchantID), sql.FieldEQ("mode", t.Mode))
-				return nil
 			}
-			if tenant.IsSystem(ctx) {
-				return nil
-			}
-			return tenant.ErrNoTenant
+			return nil
 		}),
 	}
 }
@@ -75,12 +75,12 @@ func (TenantMixin) Hooks() []ent.Hook {
 				if !ok {
 					return nil, fmt.Errorf("tenant: unexpected mutation %T", m)
 				}
-				t, scoped := tenant.From(ctx)
+				t, scoped, err := tenant.Scope(ctx)
+				if err != nil {
+					return nil, err
+				}
 				if !scoped {
-					if tenant.IsSystem(ctx) {
-						return next.Mutate(ctx, m)
-					}
-					return nil, tenant.ErrNoTenant
+					return next.Mutate(ctx, m)
 				}
 				if m.Op().Is(ent.OpCreate) {
 					if err := tm.SetField("merchant_id", t.MerchantID); err != nil {

@@ -67,18 +67,20 @@ func (s *Service) Complete(ctx context.Context, tx *ent.Tx, prepayID, outcome st
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, scoped := tenant.From(ctx); scoped {
+	_, scoped, err := tenant.Scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if scoped {
 		if err := s.cfg.Simulations.CheckTenant(ctx); err != nil {
 			return nil, err
 		}
 		if _, err := liveTenant(ctx); err != nil {
 			return nil, err
 		}
-	} else if !tenant.IsSystem(ctx) {
-		return nil, tenant.ErrNoTenant
 	}
 	var out *ent.Transaction
-	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
+	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		t, err := s.find(ctx, tx.Client(), prepayID)
 		if err != nil {
 			return err

@@ -167,9 +167,9 @@ func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Tr
 	if err != nil {
 		return nil, err // unreachable after Validate
 	}
-	caller, scoped := tenant.From(ctx)
-	if !scoped && !tenant.IsSystem(ctx) {
-		return nil, tenant.ErrNoTenant
+	caller, scoped, err := tenant.Scope(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out *ent.Transaction
 	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {

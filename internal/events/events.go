@@ -90,8 +90,8 @@ func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.
 		return nil, nil
 	}
 	// The events table's tenant rule, which an ent write would apply.
-	if _, scoped := tenant.From(ctx); !scoped && !tenant.IsSystem(ctx) {
-		return nil, tenant.ErrNoTenant
+	if _, _, err := tenant.Scope(ctx); err != nil {
+		return nil, err
 	}
 	parent := tracing.ParentOf(ctx)
 	st, evs, err := o.insert(ctx, typ, ts, func(*ent.Transaction) *string { return parent })

@@ -52,3 +52,18 @@ func IsSystem(ctx context.Context) bool {
 
 // ErrNoTenant is returned by a query made with neither a tenant nor System.
 var ErrNoTenant = errors.New("tenant: query without tenant scope")
+
+// Scope is the rule every read and write of a tenant's rows follows: ctx
+// acts for a tenant (t, scoped true), or is the system, which may touch
+// every tenant's rows (scoped false), or is neither (ErrNoTenant). The
+// tenant tables' ent interceptor and hook apply it, and so does code that
+// writes those tables with statements of its own.
+func Scope(ctx context.Context) (t Tenant, scoped bool, err error) {
+	if t, ok := From(ctx); ok {
+		return t, true, nil
+	}
+	if IsSystem(ctx) {
+		return Tenant{}, false, nil
+	}
+	return Tenant{}, false, ErrNoTenant
+}
