@@ -94,14 +94,13 @@ func httpSuite(ctx context.Context, o options, p *pg) error {
 		return nil
 	}
 	// tidy readies the service's database for a phase. pgbench vacuums its
-	// branches and tellers and empties its history before each run; the
-	// service's tables get VACUUM (ANALYZE) once the service is quiet, as
-	// autovacuum would do in production (it may be off on a test server:
-	// the header says), so that no phase works through the dead rows of
-	// the ones before it (the payout worker's row versions, the fan-out
-	// queue's deleted rows) and the planner knows the tables' present size
-	// (the service's prepared statements would otherwise keep plans made
-	// for empty tables).
+	// four tables before each run (-v); the service's tables get VACUUM
+	// (ANALYZE) once the service is quiet, as autovacuum would do in
+	// production (it may be off on a test server: the header says), so
+	// that no phase works through the dead rows of the ones before it (the
+	// payout worker's row versions, the fan-out queue's deleted rows) and
+	// the planner knows the tables' present size (the service's prepared
+	// statements would otherwise keep plans made for empty tables).
 	tidy := func() error {
 		if err := quiet(); err != nil {
 			return err
@@ -246,7 +245,7 @@ func spreadPhase(ctx context.Context, o options, s *service, m merchant, dbURL s
 }
 
 // vacuumAnalyze vacuums and analyses every table of the service's
-// database before a phase, as pgbench tidies its tables before each run.
+// database before a phase, as pgbench vacuums its own before each run.
 func vacuumAnalyze(ctx context.Context, dbURL string) error {
 	db, err := sql.Open("postgres", dbURL)
 	if err != nil {

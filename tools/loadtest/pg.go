@@ -131,6 +131,10 @@ type pgbencher struct {
 // runs TPC-B-like or select-only for d at clients, with prepared statements
 // (-M prepared), as the service prepares its own.
 //
+// Each run vacuums all four of pgbench's tables first (-v), as the
+// harness vacuums the service's tables before each phase: both sides start
+// a run with no dead rows of the runs before.
+//
 // The scale matters: TPC-B-like updates one of scale branch rows per
 // transaction, so at scale 1 every client queues on the same row and the
 // yardstick measures that queue rather than the server. At 10 the 8
@@ -149,7 +153,7 @@ func (p *pg) newPgbench(ctx context.Context, clients, scale int, d time.Duration
 	}
 	jobs := min(2, clients)
 	secs := strconv.Itoa(max(1, int(d.Seconds())))
-	return &pgbencher{bin: bin, dbURL: dbURL, args: []string{"-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}}, nil
+	return &pgbencher{bin: bin, dbURL: dbURL, args: []string{"-M", "prepared", "-v", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(jobs), "-T", secs}}, nil
 }
 
 func (b *pgbencher) run(ctx context.Context, selectOnly bool) (pgbenchResult, error) {
