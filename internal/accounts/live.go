@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -54,7 +55,7 @@ func (s *Service) provision(ctx context.Context, tx *ent.Tx, in *CreateInput, pr
 		return nil, err
 	}
 	if tx != nil {
-		return nil, errors.New("accounts: a live account's provider call inside a database transaction (the transport must run this request outside one)")
+		return nil, fmt.Errorf("accounts: a live account's provider call (the transport must run this request outside a transaction): %w", rails.ErrInTransaction)
 	}
 	if in.AccountType != nil && *in.AccountType == Dynamic {
 		return nil, apperr.New(apperr.RailNotConfigured,

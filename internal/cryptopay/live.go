@@ -45,7 +45,7 @@ func (s *Service) liveProvider(tn tenant.Tenant) (rails.CryptoOrderProvider, err
 // startLive is StartDeposit on a live provider.
 func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, in DepositInput, prov rails.CryptoOrderProvider) (*Deposit, error) {
 	if tx != nil {
-		return nil, errors.New("cryptopay: a live checkout's provider call inside a database transaction (the transport must run this request outside one)")
+		return nil, fmt.Errorf("cryptopay: a live checkout's provider call (the transport must run this request outside a transaction): %w", rails.ErrInTransaction)
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	var priced amountRow

@@ -158,8 +158,6 @@ func codeOf(err error) string {
 	return ""
 }
 
-// clip shortens s to at most n bytes on a rune boundary.
-
 // flexString reads a JSON string or number as text, keeping a number's
 // digits exactly (ids above 2^53 and decimal amounts).
 type flexString string

@@ -153,5 +153,3 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 	}
 	return providerhttp.DecodeData(label, env.Data, out)
 }
-
-// clip shortens s to at most n bytes on a rune boundary.
