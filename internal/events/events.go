@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -89,21 +88,21 @@ func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	// The events table's tenant rule, which an ent write would apply.
-	if _, _, err := tenant.Scope(ctx); err != nil {
-		return nil, err
-	}
 	parent := tracing.ParentOf(ctx)
 	st, evs, err := o.insert(ctx, typ, ts, func(*ent.Transaction) *string { return parent })
 	if err != nil {
 		return nil, err
 	}
-	query := st.SQL + " RETURNING " + event.FieldID + ", " + event.FieldEventID
+	st.Returning = event.FieldID + ", " + event.FieldEventID
+	query, args := st.SQL+" RETURNING "+st.Returning, st.Args
 	if o.db.IsPostgres() {
-		query = "WITH e AS (" + query + "), q AS (" + strings.ReplaceAll(st.Then.SQL, store.Written, "e") +
-			") SELECT " + event.FieldID + ", " + event.FieldEventID + " FROM e"
+		// One statement: the events' INSERT is CTEs' first clause, w1, and
+		// their queue rows its Then.
+		var ctes string
+		ctes, _, args = store.CTEs([]store.Stmt{st})
+		query = "WITH " + ctes + " SELECT " + st.Returning + " FROM w1"
 	}
-	if err := readIDs(ctx, tx, query, st.Args, evs); err != nil {
+	if err := readIDs(ctx, tx, query, args, evs); err != nil {
 		return nil, err
 	}
 	if !o.db.IsPostgres() {
@@ -173,17 +172,28 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 // insert is the INSERT of one event of type typ about each of ts, made
 // now, each carrying the trace parent parent gives its transaction, with
 // the events' queue rows as its Then (Rows tells how), and the events it
-// writes, all but their ids.
+// writes, all but their ids. A context that acts for no tenant and is not
+// the system's is refused (tenant.ErrNoTenant), as is a transaction of
+// another tenant than the context's.
 func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, parent func(*ent.Transaction) *string) (store.Stmt, []*ent.Event, error) {
 	d := entsql.Dialect(o.db.Dialect)
 	ins := d.Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
 			event.FieldTransactionRef, event.FieldPayload, event.FieldCreatedAt, event.FieldFannedOut, event.FieldTraceParent)
+	// The events table's tenant rule, which an ent write would apply: a
+	// tenant writes its own transactions' events, the system anyone's.
+	tn, scoped, err := tenant.Scope(ctx)
+	if err != nil {
+		return store.Stmt{}, nil, err
+	}
 	now := o.clock.Now()
 	evs := make([]*ent.Event, len(ts))
 	ids := make([]any, len(ts))
 	for i, t := range ts {
-		payload, err := payloadFor(ctx, t)
+		if scoped && (t.MerchantID != tn.MerchantID || t.Mode != tn.Mode) {
+			return store.Stmt{}, nil, fmt.Errorf("events: %s belongs to another tenant than the context's", t.Reference)
+		}
+		payload, err := txview.JSON(t)
 		if err != nil {
 			return store.Stmt{}, nil, err
 		}
@@ -207,15 +217,6 @@ func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, 
 		queue.SQL, queue.Args = "INSERT INTO "+eventfanout.Table+" ("+eventfanout.FieldID+") "+sel, selArgs
 	}
 	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, evs, nil
-}
-
-// payloadFor is the payload of an event about t, which must be of ctx's
-// tenant unless ctx is the system's.
-func payloadFor(ctx context.Context, t *ent.Transaction) ([]byte, error) {
-	if tn, scoped := tenant.From(ctx); scoped && (t.MerchantID != tn.MerchantID || t.Mode != tn.Mode) {
-		return nil, fmt.Errorf("events: %s belongs to another tenant than the context's", t.Reference)
-	}
-	return txview.JSON(t)
 }
 
 func newEventID() string { return "evt_" + uuid.NewString() }
