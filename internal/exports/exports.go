@@ -114,9 +114,15 @@ func (s *Service) Use(ctx context.Context, token string) (tenant.Tenant, transac
 	return t, f, nil
 }
 
-// Purge deletes tokens that expired before cutoff, used or not.
+// Purge deletes tokens that expired before cutoff, used or not, in a
+// transaction of its own (on SQLite, on the one writer).
 func (s *Service) Purge(ctx context.Context, cutoff time.Time) (int, error) {
 	ctx = tenant.System(ctx)
-	n, err := s.db.Reader().ExportToken.Delete().Where(exporttoken.ExpiresAtLT(cutoff)).Exec(ctx)
+	var n int
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		var err error
+		n, err = tx.Client().ExportToken.Delete().Where(exporttoken.ExpiresAtLT(cutoff)).Exec(ctx)
+		return err
+	})
 	return n, store.Classify(err)
 }

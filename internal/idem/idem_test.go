@@ -180,3 +180,34 @@ func TestDoHandsTheTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestPurgeDeletesExpiredOnly: Purge removes the records past their TTL
+// and keeps the live ones, on both databases.
+func TestPurgeDeletesExpiredOnly(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, url string) {
+		db := testdb.Open(t, url)
+		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		s := idem.New(db, clk)
+		ctx := context.Background()
+		calls := 0
+		for _, key := range []string{"old-1", "old-2"} {
+			req := idem.Request{Tenant: acme, Key: key, Hash: idem.HashRequest("POST", "/x", nil)}
+			if _, _, err := s.Do(ctx, req, answer(200, `{}`, true, &calls)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Advance(idem.TTL + time.Second)
+		live := idem.Request{Tenant: acme, Key: "live", Hash: idem.HashRequest("POST", "/x", nil)}
+		if _, _, err := s.Do(ctx, live, answer(200, `{}`, true, &calls)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Purge(ctx)
+		if err != nil || n != 2 {
+			t.Fatalf("purged %d, %v; want the 2 expired", n, err)
+		}
+		left, err := db.Reader().IdempotencyRecord.Query().Where(idempotencyrecord.Key("live")).Count(tenant.System(ctx))
+		if err != nil || left != 1 {
+			t.Fatalf("live record left: %d, %v", left, err)
+		}
+	})
+}

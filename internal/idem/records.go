@@ -105,9 +105,16 @@ func (s *Store) saveStmt(req Request, resp Response) (string, []any) {
 		).Query()
 }
 
-// Purge deletes expired records.
+// Purge deletes expired records, in a transaction of its own (on SQLite,
+// on the one writer).
 func (s *Store) Purge(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
-	return s.db.Reader().IdempotencyRecord.Delete().
-		Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
+	var n int
+	err := s.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		var err error
+		n, err = tx.Client().IdempotencyRecord.Delete().
+			Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
+		return err
+	})
+	return n, store.Classify(err)
 }
