@@ -76,10 +76,11 @@ func (d *Dispatcher) fanOutHook(ctx context.Context, tx *ent.Tx, evs []*ent.Even
 // it). taken counts the queue rows looked at, evs the events this
 // transaction took: on PostgreSQL one statement locks the first rows no
 // other instance holds (SKIP LOCKED, so instances share a backlog instead
-// of queueing on one row), deletes them and joins their events; on SQLite,
-// where rows cannot be locked (a file shared by two processes), each row is
-// taken by a delete checked by rows affected, so an event is fanned out
-// once. A rollback puts the rows back.
+// of queueing on one row), deletes them and joins their events; on SQLite
+// the transaction holds the database's write lock from its BEGIN (the
+// writer begins IMMEDIATE), so no other process can take the rows it reads
+// before it deletes them, and one delete takes them all. A rollback puts
+// the rows back.
 func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*ent.Event, err error) {
 	if d.db.IsPostgres() {
 		rows, err := tx.QueryContext(ctx, takePostgres, fanOutBatch)
@@ -106,20 +107,10 @@ func (d *Dispatcher) take(ctx context.Context, tx *ent.Tx) (taken int, evs []*en
 	if err != nil || len(ids) == 0 {
 		return 0, nil, err
 	}
-	mine := ids[:0:0]
-	for _, id := range ids {
-		k, err := c.EventFanout.Delete().Where(eventfanout.ID(id)).Exec(ctx)
-		if err != nil {
-			return 0, nil, err
-		}
-		if k == 1 {
-			mine = append(mine, id)
-		}
+	if _, err := c.EventFanout.Delete().Where(eventfanout.IDIn(ids...)).Exec(ctx); err != nil {
+		return 0, nil, err
 	}
-	if len(mine) == 0 {
-		return len(ids), nil, nil
-	}
-	evs, err = c.Event.Query().Where(event.IDIn(mine...)).Order(ent.Asc(event.FieldID)).
+	evs, err = c.Event.Query().Where(event.IDIn(ids...)).Order(ent.Asc(event.FieldID)).
 		Select(fanOutColumns...).All(ctx)
 	return len(ids), evs, err
 }
