@@ -7,7 +7,8 @@
 // real provider: error codes other than 400002, the recvWindow, whether
 // goodsDetails is required in v3, the form of certPublic (PEM of either
 // kind or bare base64 DER are all read), and HTTP statuses of FAIL answers
-// (a FAIL envelope is a refusal whatever the status below 500). Webhooks
+// (a FAIL envelope is a refusal whatever its status, but for a 3xx, a 429
+// or a 5xx, which are unknown outcomes). Webhooks
 // older or newer than MaxSkew (5 minutes) are refused as possible replays.
 package binancepay
 
@@ -106,9 +107,10 @@ func (e *APIError) Error() string {
 }
 
 // post signs and sends one request and decodes a SUCCESS answer's data into
-// out. A transport failure, a timeout, a 5xx or an answer that does not
-// parse wraps rails.ErrOutcomeUnknown; a FAIL answer is an *APIError. Error
-// texts never carry the keys.
+// out. A transport failure, a timeout, a 5xx, a 429, a redirect (never
+// followed: it would carry the signing headers elsewhere) or an answer that
+// does not parse wraps rails.ErrOutcomeUnknown; a FAIL answer is an
+// *APIError. Error texts never carry the keys.
 func (c *Client) post(ctx context.Context, path string, body any, out any) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -137,7 +139,7 @@ func (c *Client) post(ctx context.Context, path string, body any, out any) error
 			rails.ErrOutcomeUnknown, label, status)
 	}
 	if env.Status == "FAIL" {
-		return &APIError{Code: c.caller.Redact(providerhttp.Clip(env.Code, 20)), Message: c.caller.Redact(providerhttp.Clip(env.ErrorMessage, 200))}
+		return &APIError{Code: c.caller.Quote(env.Code, 20), Message: c.caller.Quote(env.ErrorMessage, 200)}
 	}
 	if status >= 300 {
 		return fmt.Errorf("%w: %s answered HTTP %d with status SUCCESS",

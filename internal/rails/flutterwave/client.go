@@ -14,13 +14,10 @@
 package flutterwave
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"merchantpay/internal/clock"
@@ -84,6 +81,9 @@ func baseURL(raw string) (string, error) {
 	return providerhttp.BaseURL("flutterwave", raw, DefaultBaseURL)
 }
 
+// maxQuoted bounds the provider text an error or a reason quotes.
+const maxQuoted = 200
+
 // envelope is every answer's outer shape.
 type envelope struct {
 	Status  string          `json:"status"`
@@ -103,35 +103,13 @@ func (e *apiError) Error() string {
 }
 
 // call sends one request and decodes the success envelope's data into out.
-// A transport failure, a timeout, a 5xx or an answer that does not parse
-// wraps rails.ErrOutcomeUnknown; a 4xx with Flutterwave's error envelope is
-// an *apiError. Error texts never carry the secret key.
+// A transport failure, a timeout, a 5xx, a 429, a redirect (never
+// followed) or an answer that does not parse wraps rails.ErrOutcomeUnknown;
+// a 4xx with Flutterwave's error envelope is an *apiError. Error texts
+// never carry the secret key.
 func (c *Client) call(ctx context.Context, method, path string, body any, out any) error {
-	var payload []byte
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("flutterwave: encoding the request: %w", err)
-		}
-		payload = b
-	}
 	label := "flutterwave " + method + " " + path
-	status, raw, err := c.caller.Send(ctx, label, func(ctx context.Context) (*http.Request, error) {
-		var rd io.Reader
-		if payload != nil {
-			rd = bytes.NewReader(payload)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-		if err != nil {
-			return nil, fmt.Errorf("flutterwave: building the request: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+c.secretKey)
-		req.Header.Set("Accept", "application/json")
-		if payload != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		return req, nil
-	})
+	status, raw, err := c.caller.SendJSON(ctx, label, method, c.base+path, c.secretKey, body)
 	if err != nil {
 		return err
 	}
@@ -146,7 +124,7 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 			return fmt.Errorf("%w: %s answered HTTP %d with status %q",
 				rails.ErrOutcomeUnknown, label, status, env.Status)
 		}
-		return &apiError{HTTPStatus: status, Message: c.caller.Redact(providerhttp.Clip(env.Message, 200))}
+		return &apiError{HTTPStatus: status, Message: c.caller.Quote(env.Message, maxQuoted)}
 	}
 	if out == nil {
 		return nil

@@ -102,7 +102,7 @@ func (c *Client) SubmitPayout(ctx context.Context, p rails.Payout) (rails.Payout
 	var created transfer
 	err = c.call(ctx, "POST", "/v3/transfers", req, &created)
 	var refused *apiError
-	if errors.As(err, &refused) && refused.HTTPStatus != 401 && refused.HTTPStatus != 403 && refused.HTTPStatus != 429 {
+	if errors.As(err, &refused) && refused.HTTPStatus != 401 && refused.HTTPStatus != 403 {
 		t, lerr := c.findByReference(ctx, req.Reference)
 		switch {
 		case lerr == nil:
@@ -207,7 +207,7 @@ func (c *Client) result(t transfer, cur money.Currency) (rails.PayoutResult, err
 		res.SettledAt = now
 	case "FAILED":
 		res.Status = rails.PayoutFailed
-		res.Reason = failureReason(t.CompleteMessage)
+		res.Reason = c.failureReason(t.CompleteMessage)
 	default:
 		return rails.PayoutResult{}, fmt.Errorf("%w: flutterwave transfer %s has status %q",
 			rails.ErrOutcomeUnknown, t.ID, t.Status)
@@ -215,10 +215,10 @@ func (c *Client) result(t transfer, cur money.Currency) (rails.PayoutResult, err
 	return res, nil
 }
 
-// failureReason is Flutterwave's complete_message, clipped, or a plain
+// failureReason is Flutterwave's complete_message, quoted, or a plain
 // sentence when it gives none.
-func failureReason(msg string) string {
-	if msg = providerhttp.Clip(msg, 200); msg != "" {
+func (c *Client) failureReason(msg string) string {
+	if msg = c.caller.Quote(msg, maxQuoted); msg != "" {
 		return msg
 	}
 	return "Flutterwave reported the transfer failed"

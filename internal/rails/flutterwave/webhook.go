@@ -95,7 +95,7 @@ func (c *Client) Notices(body []byte) ([]rails.Notice, error) {
 		n.Status = rails.PayoutSucceeded
 	case "FAILED":
 		n.Status = rails.PayoutFailed
-		n.Reason = failureReason(t.CompleteMessage)
+		n.Reason = c.failureReason(t.CompleteMessage)
 	default:
 		return nil, fmt.Errorf("flutterwave: transfer.completed with status %q", t.Status)
 	}

@@ -38,7 +38,7 @@ func (c *Client) ResolveAccount(ctx context.Context, bankCode, accountNumber str
 		if a.httpStatus == http.StatusUnauthorized || a.httpStatus == http.StatusForbidden {
 			return "", c.refusal(http.MethodGet, path, a)
 		}
-		return "", apperr.Wrap(apperr.AccountNotResolved, errors.New("paystack: "+c.safe(a.env.Message)),
+		return "", apperr.Wrap(apperr.AccountNotResolved, errors.New("paystack: "+c.caller.Quote(a.env.Message, maxQuoted)),
 			"account %s could not be resolved at bank %s", accountNumber, bankCode)
 	}
 	var d resolveData
@@ -190,7 +190,7 @@ func (c *Client) virtualAccount(method, path string, d dedicatedAccount, cust cu
 		return rails.VirtualAccount{}, c.unknown(method, path, "the dedicated account number is not 10 digits")
 	}
 	if d.Currency != "" && d.Currency != string(money.NGN) {
-		return rails.VirtualAccount{}, fmt.Errorf("paystack: dedicated account in %q, not NGN", c.safe(d.Currency))
+		return rails.VirtualAccount{}, fmt.Errorf("paystack: dedicated account in %q, not NGN", c.caller.Quote(d.Currency, maxQuoted))
 	}
 	return rails.VirtualAccount{AccountNumber: d.AccountNumber, AccountName: d.AccountName, BankName: d.Bank.Name,
 		BankCode: c.bankCode(d.Bank.Slug, d.Bank.Name), CustomerCode: cust.CustomerCode}, nil

@@ -12,13 +12,10 @@
 package paystack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -109,13 +106,6 @@ func New(cfg rails.ProviderConfig, secretKey string, opts ...Option) (*Client, e
 	}
 	c := &Client{base: strings.TrimSuffix(base, "/"), key: secretKey, caller: providerhttp.NewCaller(cfg, DefaultTimeout, secretKey),
 		preferredBank: DefaultPreferredBank, emailDomain: DefaultCustomerEmailDomain, pollInterval: DefaultPollInterval, clock: clock.Real{}}
-	// Stricter than the caller's default: a redirect is not followed (a
-	// POST turned into a GET elsewhere would say nothing about the transfer
-	// asked for) and a 429 says nothing certain either; no error quotes
-	// the transport's.
-	c.caller.RefuseRedirects()
-	c.caller.UnknownStatuses = []int{http.StatusTooManyRequests}
-	c.caller.Unknown = unclear
 	for _, o := range opts {
 		o(c)
 	}
@@ -196,39 +186,19 @@ type answer struct {
 func (a answer) refused() bool { return a.httpStatus >= 400 }
 
 // call sends one request and reads the envelope. A transport failure, a
-// timeout, a 5xx, a 429, a redirect, a body that does not parse, or a status
-// field that contradicts the HTTP status comes back as an error wrapping
-// rails.ErrOutcomeUnknown; any other 4xx comes back as an answer for the
-// caller to judge.
+// timeout, a 5xx, a 429, a redirect (never followed), a body that does not
+// parse, or a status field that contradicts the HTTP status comes back as
+// an error wrapping rails.ErrOutcomeUnknown; any other 4xx comes back as an
+// answer for the caller to judge.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body any) (answer, error) {
 	target := c.base + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	var payload []byte
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return answer{}, fmt.Errorf("paystack: %s %s: encoding the request: %w", method, path, err)
-		}
-		payload = b
+	status, raw, err := c.caller.SendJSON(ctx, "paystack "+method+" "+pathOnly(path), method, target, c.key, body)
+	if errors.Is(err, rails.ErrOutcomeUnknown) {
+		return answer{}, unclear(err)
 	}
-	status, raw, err := c.caller.Send(ctx, method+" "+pathOnly(path), func(ctx context.Context) (*http.Request, error) {
-		var rd io.Reader
-		if payload != nil {
-			rd = bytes.NewReader(payload)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, target, rd)
-		if err != nil {
-			return nil, fmt.Errorf("paystack: %s %s: building the request failed", method, path)
-		}
-		req.Header.Set("Authorization", "Bearer "+c.key)
-		req.Header.Set("Accept", "application/json")
-		if payload != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		return req, nil
-	})
 	if err != nil {
 		return answer{}, err
 	}
@@ -249,20 +219,19 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 
 // unknown is the error for an answer that says nothing certain.
 func (c *Client) unknown(method, path, what string) error {
-	return unclear(method+" "+pathOnly(path), what)
+	return unclear(fmt.Errorf("paystack: %s %s: %s: %w", method, pathOnly(path), what, rails.ErrOutcomeUnknown))
 }
 
-// unclear is the error for an answer to the call label ("GET /transfer")
-// that says nothing certain; the caller's Unknown.
-func unclear(label, what string) error {
-	return &apperr.Error{Kind: apperr.Unavailable, Message: "the payment provider did not give a clear answer",
-		Cause: fmt.Errorf("paystack: %s: %s: %w", label, what, rails.ErrOutcomeUnknown)}
+// unclear is the error for an answer that says nothing certain, cause
+// wrapping rails.ErrOutcomeUnknown.
+func unclear(cause error) error {
+	return &apperr.Error{Kind: apperr.Unavailable, Message: "the payment provider did not give a clear answer", Cause: cause}
 }
 
 // refusal is the error for a 4xx the caller does not turn into a result.
 func (c *Client) refusal(method, path string, a answer) error {
 	return &apperr.Error{Kind: apperr.Unavailable, Message: "the payment provider refused the request",
-		Cause: fmt.Errorf("paystack: %s %s: HTTP %d: %s", method, pathOnly(path), a.httpStatus, c.safe(a.env.Message))}
+		Cause: fmt.Errorf("paystack: %s %s: HTTP %d: %s", method, pathOnly(path), a.httpStatus, c.caller.Quote(a.env.Message, maxQuoted))}
 }
 
 // pathOnly keeps the fixed part of a path; references in it are ours and
@@ -274,23 +243,8 @@ func pathOnly(p string) string {
 	return p
 }
 
-// safe makes provider text fit to show: printable, at most 200 characters,
-// and never containing the secret key.
-func (c *Client) safe(s string) string {
-	s = c.caller.Redact(s)
-	var b strings.Builder
-	for _, r := range s {
-		if b.Len() >= 200 {
-			b.WriteString("…")
-			break
-		}
-		if r < ' ' || r == 0x7f {
-			r = ' '
-		}
-		b.WriteRune(r)
-	}
-	return strings.TrimSpace(b.String())
-}
+// maxQuoted bounds the provider text an error or a reason quotes.
+const maxQuoted = 200
 
 // decodeData reads an answer's data into v; a body Paystack should not send
 // is an unknown outcome.

@@ -140,3 +140,34 @@ func TestTooManyRequestsIsUnknown(t *testing.T) {
 		t.Fatalf("%d calls, want the look-up alone", calls)
 	}
 }
+
+// TestProviderTextIsQuotedPrintable: Paystack's text in a reason or an
+// error keeps no control character (it would break a log line) and no part
+// of an echoed key, even where the text is cut.
+func TestProviderTextIsQuotedPrintable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/transferrecipient":
+			w.Write([]byte(`{"status":true,"message":"ok","data":{"recipient_code":"RCP_x"}}`))
+		case "/transfer":
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"status":false,"message":"Your balance\nlevel=ERROR is not enough\u0000"}`))
+		case "/bank/resolve":
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"status":false,"message":"` + strings.Repeat("x", 190) + r.Header.Get("Authorization")[len("Bearer "):] + `"}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"status":false,"message":"Transfer not found"}`))
+		}
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL)
+	res, err := c.SubmitPayout(context.Background(), payout(ourRef))
+	if err != nil || res.Status != rails.PayoutFailed || res.Reason != "Paystack refused the transfer: Your balance level=ERROR is not enough" {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	_, err = c.ResolveAccount(context.Background(), benBank, benAccount)
+	if err == nil || strings.Contains(err.Error(), testKey[:7]) {
+		t.Fatalf("error %v quotes part of the key", err)
+	}
+}

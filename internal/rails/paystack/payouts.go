@@ -58,7 +58,7 @@ func (c *Client) failureReason(t transfer) string {
 	default:
 		r = "Paystack reports the transfer " + t.Status
 	}
-	if g := c.safe(t.GatewayResponse); g != "" {
+	if g := c.caller.Quote(t.GatewayResponse, maxQuoted); g != "" {
 		r += ": " + g
 	}
 	return r
@@ -69,13 +69,13 @@ func (c *Client) failureReason(t transfer) string {
 func (c *Client) result(op, ref string, t transfer) (rails.PayoutResult, error) {
 	st, ok := payoutStatus(t.Status)
 	if !ok {
-		return rails.PayoutResult{}, c.unknown(op, "/transfer", fmt.Sprintf("transfer %s has the unknown status %q", ref, c.safe(t.Status)))
+		return rails.PayoutResult{}, c.unknown(op, "/transfer", fmt.Sprintf("transfer %s has the unknown status %q", ref, c.caller.Quote(t.Status, maxQuoted)))
 	}
 	if t.Reference != "" && t.Reference != ref {
-		return rails.PayoutResult{}, c.unknown(op, "/transfer", fmt.Sprintf("asked for transfer %s, Paystack answered with %s", ref, c.safe(t.Reference)))
+		return rails.PayoutResult{}, c.unknown(op, "/transfer", fmt.Sprintf("asked for transfer %s, Paystack answered with %s", ref, c.caller.Quote(t.Reference, maxQuoted)))
 	}
 	if t.Currency != string(money.NGN) {
-		return rails.PayoutResult{}, fmt.Errorf("paystack: transfer %s is in %q, not NGN: %w", ref, c.safe(t.Currency), rails.ErrOutcomeUnknown)
+		return rails.PayoutResult{}, fmt.Errorf("paystack: transfer %s is in %q, not NGN: %w", ref, c.caller.Quote(t.Currency, maxQuoted), rails.ErrOutcomeUnknown)
 	}
 	if t.Amount == nil {
 		return rails.PayoutResult{}, c.unknown(op, "/transfer", "transfer "+ref+" has no amount")
@@ -217,7 +217,7 @@ func (c *Client) createRecipient(ctx context.Context, p rails.Payout) (code, fai
 		if a.httpStatus == http.StatusUnauthorized || a.httpStatus == http.StatusForbidden {
 			return "", "", c.refusal(http.MethodPost, path, a)
 		}
-		return "", "Paystack refused the beneficiary account: " + c.safe(a.env.Message), nil
+		return "", "Paystack refused the beneficiary account: " + c.caller.Quote(a.env.Message, maxQuoted), nil
 	}
 	var d recipientData
 	if err := c.decodeData(http.MethodPost, path, a, &d); err != nil {
@@ -261,7 +261,7 @@ func (c *Client) createTransfer(ctx context.Context, p rails.Payout, ref, recipi
 			return rails.PayoutResult{}, err
 		}
 		return rails.PayoutResult{Status: rails.PayoutFailed, RailsReference: ref,
-			Reason: "Paystack refused the transfer: " + c.safe(a.env.Message)}, nil
+			Reason: "Paystack refused the transfer: " + c.caller.Quote(a.env.Message, maxQuoted)}, nil
 	}
 	var t transfer
 	if err := c.decodeData(http.MethodPost, path, a, &t); err != nil {

@@ -152,7 +152,7 @@ func (c *Client) payoutNotice(e event) (*rails.PayoutNotice, error) {
 	}
 	cur, ok := money.Parse(t.Currency)
 	if !ok || !cur.IsFiat() {
-		return nil, fmt.Errorf("paystack: %s %s has the unknown currency %q", e.Event, t.Reference, c.safe(t.Currency))
+		return nil, fmt.Errorf("paystack: %s %s has the unknown currency %q", e.Event, t.Reference, c.caller.Quote(t.Currency, maxQuoted))
 	}
 	p := &rails.PayoutNotice{ProviderReference: t.Reference, ProviderID: t.TransferCode, Amount: int64(*t.Amount),
 		Currency: cur, At: parseTime(t.TransferredAt, t.UpdatedAt, t.UpdatedAtCamel, t.CreatedAt, t.CreatedAtCamel)}
@@ -193,10 +193,10 @@ func (c *Client) inflowNotice(e event) (*rails.InflowNotice, error) {
 		return nil, fmt.Errorf("paystack: %s %s has no positive amount", e.Event, ch.Reference)
 	}
 	if ch.Currency != string(money.NGN) {
-		return nil, fmt.Errorf("paystack: %s %s is in %q, not NGN", e.Event, ch.Reference, c.safe(ch.Currency))
+		return nil, fmt.Errorf("paystack: %s %s is in %q, not NGN", e.Event, ch.Reference, c.caller.Quote(ch.Currency, maxQuoted))
 	}
 	if ch.Status != "" && ch.Status != "success" {
-		return nil, fmt.Errorf("paystack: %s %s has status %q", e.Event, ch.Reference, c.safe(ch.Status))
+		return nil, fmt.Errorf("paystack: %s %s has status %q", e.Event, ch.Reference, c.caller.Quote(ch.Status, maxQuoted))
 	}
 	au := ch.Authorization
 	return &rails.InflowNotice{ProviderReference: ch.Reference, AccountNumber: au.ReceiverBankAccountNumber,

@@ -1,9 +1,10 @@
 // Package providerhttp holds the HTTP call logic the rails adapters share:
-// each call bounded by a timeout, the answer read up to a limit, a
-// transport failure, a timeout or a 5xx turned into rails.ErrOutcomeUnknown,
-// and the credentials kept out of every error text; an adapter may ask for
-// stricter handling (Paystack's). Each adapter keeps its own request
-// signing and answer envelopes.
+// each call bounded by a timeout, the answer read up to a limit, redirects
+// never followed, a transport failure, a timeout, a redirect, a 429 or a
+// 5xx turned into rails.ErrOutcomeUnknown, and neither the credentials nor
+// the transport's own error text (which quotes the request's address) in
+// any error. Each adapter keeps its own request signing and answer
+// envelopes.
 package providerhttp
 
 import (
@@ -15,7 +16,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,36 +28,13 @@ const MaxBody = 1 << 20
 
 // Caller sends requests to one provider with one set of credentials.
 type Caller struct {
-	// HTTP sends the requests.
+	// HTTP sends the requests. Send never lets it follow a redirect,
+	// whatever its CheckRedirect says; the client itself is not changed.
 	HTTP *http.Client
 	// Timeout bounds each call, reading the answer included.
 	Timeout time.Duration
 	// Secrets are replaced by "[redacted]" in every error text.
 	Secrets []string
-
-	// What follows is a stricter handling for an adapter that asks for it
-	// (Paystack's); left unset, Send behaves as described there.
-
-	// Unknown, when set, makes the error of every answer that says nothing
-	// certain: label is Send's, and what says what happened ("HTTP 503",
-	// "no answer within the time limit") without quoting the transport's
-	// error, whose text can carry the request's address and query. Unset,
-	// the error wraps rails.ErrOutcomeUnknown and quotes the transport's
-	// error, redacted.
-	Unknown func(label, what string) error
-	// UnknownStatuses are statuses below 500 that say nothing certain
-	// either (Paystack's 429 Too Many Requests): Send treats them as a 5xx.
-	UnknownStatuses []int
-}
-
-// RefuseRedirects makes the caller hand a redirect back as the answer
-// instead of following it: a POST turned into a GET elsewhere would say
-// nothing about what was asked. The caller's HTTP client is copied, not
-// changed.
-func (c *Caller) RefuseRedirects() {
-	hc := *c.HTTP
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c.HTTP = &hc
 }
 
 // BaseURL checks a configured base URL, scheme and host only (an optional
@@ -91,11 +68,21 @@ func NewCaller(cfg rails.ProviderConfig, defaultTimeout time.Duration, secrets .
 
 // Send builds a request with build (under the call's deadline), sends it
 // and reads the answer. label names the call in errors ("flutterwave GET
-// /v3/transfers"). A transport failure, a timeout, an answer that cannot be
-// read, a 5xx or one of UnknownStatuses is an error wrapping
-// rails.ErrOutcomeUnknown (or Unknown's error); build's own error comes
-// back as it is. Any other answer comes back with its status for the
-// adapter to judge.
+// /v3/transfers"). build's own error comes back as it is. Any answer that
+// says nothing certain about what the provider did is an error wrapping
+// rails.ErrOutcomeUnknown, which says what happened without quoting the
+// transport's error:
+//
+//   - a transport failure, a timeout, an answer that cannot be read;
+//   - a 5xx;
+//   - a 429 Too Many Requests: every provider may answer it, and none
+//     promises that the request it refuses was not acted on;
+//   - a 3xx: a redirect is never followed (a payout POST must not be sent
+//     again, nor turned into a GET elsewhere, and a 307 would carry the
+//     signing headers to wherever it points), and it is no answer to what
+//     was asked.
+//
+// Any other answer comes back with its status for the adapter to judge.
 func (c *Caller) Send(ctx context.Context, label string, build func(context.Context) (*http.Request, error)) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
@@ -103,31 +90,61 @@ func (c *Caller) Send(ctx context.Context, label string, build func(context.Cont
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := c.HTTP.Do(req)
+	hc := *c.HTTP
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, nil, c.failed(ctx, label, "", err)
+		return 0, nil, unclear(label, transportFailure(ctx, err))
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	if err != nil {
-		return 0, nil, c.failed(ctx, label, "reading the answer: ", err)
+		return 0, nil, unclear(label, "reading the answer: "+transportFailure(ctx, err))
 	}
-	if resp.StatusCode >= 500 || slices.Contains(c.UnknownStatuses, resp.StatusCode) {
-		if c.Unknown != nil {
-			return 0, nil, c.Unknown(label, fmt.Sprintf("HTTP %d", resp.StatusCode))
-		}
-		return 0, nil, fmt.Errorf("%w: %s answered HTTP %d", rails.ErrOutcomeUnknown, label, resp.StatusCode)
+	switch s := resp.StatusCode; {
+	case s >= 500 || s == http.StatusTooManyRequests:
+		return 0, nil, unclear(label, fmt.Sprintf("HTTP %d", s))
+	case s >= 300 && s < 400:
+		return 0, nil, unclear(label, fmt.Sprintf("HTTP %d, a redirect, not followed", s))
 	}
 	return resp.StatusCode, answer, nil
 }
 
-// failed is the error of a round trip that failed at step ("" for the
-// request, "reading the answer: " for the answer) with err.
-func (c *Caller) failed(ctx context.Context, label, step string, err error) error {
-	if c.Unknown != nil {
-		return c.Unknown(label, step+transportFailure(ctx, err))
+// SendJSON is Send for a provider that takes a Bearer key and JSON:
+// method to target with "Authorization: Bearer <key>", asking for JSON,
+// with body (unless nil) encoded as JSON. An error building the request
+// names label and does not quote the address.
+func (c *Caller) SendJSON(ctx context.Context, label, method, target, key string, body any) (int, []byte, error) {
+	var payload []byte
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s: encoding the request: %w", label, err)
+		}
+		payload = b
 	}
-	return fmt.Errorf("%w: %s: %s%v", rails.ErrOutcomeUnknown, label, step, c.Redact(err.Error()))
+	return c.Send(ctx, label, func(ctx context.Context) (*http.Request, error) {
+		var rd io.Reader
+		if payload != nil {
+			rd = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, target, rd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: building the request failed", label)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Accept", "application/json")
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, nil
+	})
+}
+
+// unclear is the error of the call label whose answer says nothing
+// certain; what says why ("HTTP 503", "no answer within the time limit").
+func unclear(label, what string) error {
+	return fmt.Errorf("%w: %s: %s", rails.ErrOutcomeUnknown, label, what)
 }
 
 // transportFailure describes a failed round trip without quoting the
@@ -155,6 +172,20 @@ func (c *Caller) Redact(s string) string {
 		}
 	}
 	return s
+}
+
+// Quote makes provider text fit for an error or a reason: the credentials
+// redacted first (so that shortening can never leave part of one), control
+// characters turned into spaces (no provider text breaks a log line), then
+// clipped to at most n bytes as Clip does.
+func (c *Caller) Quote(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, c.Redact(s))
+	return Clip(s, n)
 }
 
 // DecodeData reads an envelope's data into out, keeping numbers as

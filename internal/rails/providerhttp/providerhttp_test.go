@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -60,15 +61,22 @@ func TestSendSortsAnswers(t *testing.T) {
 	}
 }
 
-func TestSendRedactsSecretsFromTransportErrors(t *testing.T) {
+// TestTransportErrorsQuoteNothing: a transport error's own text quotes the
+// request's address (a secret or an account number in its query); the
+// error says what happened instead.
+func TestTransportErrorsQuoteNothing(t *testing.T) {
 	c := NewCaller(rails.ProviderConfig{}, time.Second, "sk_secret", "")
-	// A URL that echoes the secret into the transport error's text.
-	_, _, err := c.Send(context.Background(), "p GET /", get("http://127.0.0.1:1/?key=sk_secret"))
+	_, _, err := c.Send(context.Background(), "p GET /", get("http://127.0.0.1:1/?key=sk_secret&account=0123456789"))
 	if !errors.Is(err, rails.ErrOutcomeUnknown) {
 		t.Fatalf("err %v, want an unknown outcome", err)
 	}
-	if strings.Contains(err.Error(), "sk_secret") || !strings.Contains(err.Error(), "[redacted]") {
-		t.Fatalf("error text %q carries the secret", err)
+	for _, leak := range []string{"sk_secret", "0123456789", "127.0.0.1:1", "[redacted]"} {
+		if strings.Contains(err.Error(), leak) {
+			t.Fatalf("error text %q quotes the transport's error (%q)", err, leak)
+		}
+	}
+	if !strings.HasSuffix(err.Error(), ": p GET /: the connection failed") {
+		t.Fatalf("error text %q does not say what failed", err)
 	}
 }
 
@@ -108,52 +116,98 @@ func TestBaseURL(t *testing.T) {
 	}
 }
 
-// TestStricterCaller: the options an adapter may set (Paystack's) change
-// nothing for a caller that leaves them unset.
-func TestStricterCaller(t *testing.T) {
+// TestSendNeverFollowsRedirects: every caller hands no redirect to its
+// client to follow (a POST would be sent again, or turned into a GET
+// elsewhere) and calls it an unknown outcome; the client it was given is
+// not changed.
+func TestSendNeverFollowsRedirects(t *testing.T) {
+	var elsewhere int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/busy":
-			w.WriteHeader(http.StatusTooManyRequests)
-		case "/moved":
-			http.Redirect(w, r, "/", http.StatusFound)
+		case "/found":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		case "/temporary":
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		case "/permanent":
+			http.Redirect(w, r, "/elsewhere", http.StatusPermanentRedirect)
 		default:
+			elsewhere++
 			_, _ = w.Write([]byte(`{"ok":true}`))
 		}
 	}))
 	defer srv.Close()
 	shared := &http.Client{}
-	plain := NewCaller(rails.ProviderConfig{Client: shared}, time.Second, "sk_secret")
-	if got, _, err := plain.Send(context.Background(), "p", get(srv.URL+"/busy")); err != nil || got != http.StatusTooManyRequests {
-		t.Fatalf("plain 429: %d %v, want the answer for the adapter to judge", got, err)
+	c := NewCaller(rails.ProviderConfig{Client: shared}, time.Second, "sk_secret")
+	for _, path := range []string{"/found", "/temporary", "/permanent"} {
+		post := func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(`{"amount":1}`))
+		}
+		got, _, err := c.Send(context.Background(), "p POST "+path, post)
+		if !errors.Is(err, rails.ErrOutcomeUnknown) || got != 0 || !strings.Contains(err.Error(), "redirect") {
+			t.Fatalf("%s: %d %v, want an unknown outcome naming the redirect", path, got, err)
+		}
 	}
-	if got, _, err := plain.Send(context.Background(), "p", get(srv.URL+"/moved")); err != nil || got != http.StatusOK {
-		t.Fatalf("plain redirect: %d %v, want it followed", got, err)
-	}
-
-	type unclear struct{ label, what string }
-	strict := NewCaller(rails.ProviderConfig{Client: shared}, time.Second, "sk_secret")
-	strict.RefuseRedirects()
-	strict.UnknownStatuses = []int{http.StatusTooManyRequests}
-	var seen []unclear
-	strict.Unknown = func(label, what string) error {
-		seen = append(seen, unclear{label, what})
-		return rails.ErrOutcomeUnknown
-	}
-	if _, _, err := strict.Send(context.Background(), "p GET /busy", get(srv.URL+"/busy")); !errors.Is(err, rails.ErrOutcomeUnknown) {
-		t.Fatalf("strict 429: err %v, want an unknown outcome", err)
-	}
-	if got, _, err := strict.Send(context.Background(), "p GET /moved", get(srv.URL+"/moved")); err != nil || got != http.StatusFound {
-		t.Fatalf("strict redirect: %d %v, want the redirect itself", got, err)
+	if elsewhere != 0 {
+		t.Fatalf("the redirects were followed %d times", elsewhere)
 	}
 	if shared.CheckRedirect != nil {
-		t.Fatal("RefuseRedirects changed the client it was given")
+		t.Fatal("Send changed the client it was given")
 	}
-	if _, _, err := strict.Send(context.Background(), "p GET /", get("http://127.0.0.1:1/?account=0123456789")); !errors.Is(err, rails.ErrOutcomeUnknown) {
-		t.Fatalf("strict transport failure: err %v, want an unknown outcome", err)
+}
+
+// TestTooManyRequestsIsUnknown: a 429 says nothing certain about what the
+// provider did, whichever provider answers it.
+func TestTooManyRequestsIsUnknown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"status":false,"message":"Rate limit exceeded!"}`))
+	}))
+	defer srv.Close()
+	c := NewCaller(rails.ProviderConfig{}, time.Second)
+	got, _, err := c.Send(context.Background(), "p GET /busy", get(srv.URL+"/busy"))
+	if !errors.Is(err, rails.ErrOutcomeUnknown) || got != 0 || !strings.HasSuffix(err.Error(), ": p GET /busy: HTTP 429") {
+		t.Fatalf("429: %d %v, want an unknown outcome", got, err)
 	}
-	want := []unclear{{"p GET /busy", "HTTP 429"}, {"p GET /", "the connection failed"}}
-	if len(seen) != len(want) || seen[0] != want[0] || seen[1] != want[1] {
-		t.Fatalf("Unknown was told %q, want %q", seen, want)
+}
+
+// TestSendJSON: the Bearer key, JSON both ways, the body only when there
+// is one.
+func TestSendJSON(t *testing.T) {
+	type seen struct{ method, auth, accept, ctype, body string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, seen{r.Method, r.Header.Get("Authorization"), r.Header.Get("Accept"), r.Header.Get("Content-Type"), string(b)})
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	c := NewCaller(rails.ProviderConfig{}, time.Second, "sk_secret")
+	if s, body, err := c.SendJSON(context.Background(), "p POST /x", http.MethodPost, srv.URL+"/x", "sk_secret", map[string]int{"amount": 5}); err != nil || s != 200 || string(body) != `{"ok":true}` {
+		t.Fatalf("POST: %d %q %v", s, body, err)
+	}
+	if _, _, err := c.SendJSON(context.Background(), "p GET /x", http.MethodGet, srv.URL+"/x", "sk_secret", nil); err != nil {
+		t.Fatalf("GET: %v", err)
+	}
+	want := []seen{{"POST", "Bearer sk_secret", "application/json", "application/json", `{"amount":5}`},
+		{"GET", "Bearer sk_secret", "application/json", "", ""}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("requests %+v, want %+v", got, want)
+	}
+	_, _, err := c.SendJSON(context.Background(), "p GET /y", http.MethodGet, "http://127.0.0.1:1/y?account=0123456789\x7f", "k", nil)
+	if err == nil || strings.Contains(err.Error(), "0123456789") {
+		t.Fatalf("a request that cannot be built: %v, want an error that does not quote the address", err)
+	}
+}
+
+// TestQuote: credentials are redacted before the text is shortened, so no
+// part of one survives the cut, and no control character is kept.
+func TestQuote(t *testing.T) {
+	c := NewCaller(rails.ProviderConfig{}, time.Second, "sk_secret_0123456789")
+	msg := strings.Repeat("x", 190) + " key sk_secret_0123456789 refused"
+	if got := c.Quote(msg, 200); strings.Contains(got, "sk_s") || len(got) > 200 {
+		t.Fatalf("Quote kept part of the key: %q", got)
+	}
+	if got := c.Quote("bad\r\nlevel=ERROR forged\x7f", 200); got != "bad  level=ERROR forged" {
+		t.Fatalf("Quote = %q", got)
 	}
 }
