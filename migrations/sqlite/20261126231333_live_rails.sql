@@ -41,20 +41,21 @@ DROP INDEX `railsnotice_outcome_created_at`;
 DROP INDEX `railsnotice_provider_key`;
 -- reverse: create "rails_notices" table
 DROP TABLE `rails_notices`;
--- reverse: create index "transaction_type_next_run_at" to table: "transactions"
-DROP INDEX `transaction_type_next_run_at`;
--- reverse: create index "transaction_merchant_id_mode_created_at_id" to table: "transactions"
-DROP INDEX `transaction_merchant_id_mode_created_at_id`;
--- reverse: create index "transaction_merchant_id_mode_merchant_reference_key" to table: "transactions"
-DROP INDEX `transaction_merchant_id_mode_merchant_reference_key`;
+-- Written by hand: the generator's down part reversed its up part's copy
+-- of the whole table, dropping the five indexes that "transactions" had
+-- before this migration (the up part only created them again on the copy)
+-- and a "new_transactions" table that no longer exists after the rename,
+-- and kept the three columns the up part added. Only the index on
+-- provider_reference and those columns are this migration's; the index
+-- goes first, since SQLite cannot drop an indexed column.
 -- reverse: create index "transactions_provider_reference_key" to table: "transactions"
 DROP INDEX `transactions_provider_reference_key`;
--- reverse: create index "transactions_prepay_id_key" to table: "transactions"
-DROP INDEX `transactions_prepay_id_key`;
--- reverse: create index "transactions_reference_key" to table: "transactions"
-DROP INDEX `transactions_reference_key`;
--- reverse: create "new_transactions" table
-DROP TABLE `new_transactions`;
+-- reverse: add column "rails_flag" to table: "transactions"
+ALTER TABLE `transactions` DROP COLUMN `rails_flag`;
+-- reverse: add column "provider_reference" to table: "transactions"
+ALTER TABLE `transactions` DROP COLUMN `provider_reference`;
+-- reverse: add column "provider" to table: "transactions"
+ALTER TABLE `transactions` DROP COLUMN `provider`;
 -- reverse: add column "provider_customer" to table: "fiat_accounts"
 ALTER TABLE `fiat_accounts` DROP COLUMN `provider_customer`;
 -- reverse: add column "provider" to table: "fiat_accounts"
