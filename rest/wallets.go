@@ -31,8 +31,11 @@ type walletJSON struct {
 	FullName        string         `json:"full_name"`
 	Compliance      complianceJSON `json:"compliance"`
 	WalletReference string         `json:"wallet_reference"`
-	Account         any            `json:"account"`
-	CreatedAt       string         `json:"created_at"`
+	// Account is the wallet's first fiat account (the one created with the
+	// wallet when there was one), null when it has none: every read of a
+	// wallet shows the account its creation returned.
+	Account   any    `json:"account"`
+	CreatedAt string `json:"created_at"`
 }
 
 type walletWithAccountsJSON struct {
@@ -129,7 +132,11 @@ func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Message: "Wallet retrieved successfully", Data: walletWithAccountsJSON{walletJSON: walletView(w), Accounts: accountViews(accs)}}, nil
+	view := walletView(w)
+	if len(accs) > 0 {
+		view.Account = accountView(accs[0])
+	}
+	return Result{Message: "Wallet retrieved successfully", Data: walletWithAccountsJSON{walletJSON: view, Accounts: accountViews(accs)}}, nil
 }
 
 func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {
@@ -142,9 +149,16 @@ func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	first, err := o.Accounts.FirstOfWallets(ctx, r.Tx, rows)
+	if err != nil {
+		return Result{}, err
+	}
 	out := make([]walletJSON, len(rows))
 	for i, w := range rows {
 		out[i] = walletView(w)
+		if a, ok := first[w.ID]; ok {
+			out[i].Account = accountView(a)
+		}
 	}
 	return Result{Message: "Wallets retrieved successfully", Data: out, Meta: &Meta{HasMore: info.HasMore, NextCursor: info.NextCursor}}, nil
 }

@@ -51,6 +51,7 @@ type fixture struct {
 	db    *store.DB
 	svc   *Service
 	rails *scripted
+	clock *clock.Fake
 	a, b  context.Context // two merchants' test-mode contexts
 }
 
@@ -68,7 +69,7 @@ func setup(t *testing.T, url string) *fixture {
 	}
 	r := &scripted{Rails: sb}
 	ms := merchants.New(db, c)
-	f := &fixture{db: db, rails: r, svc: New(db, c, r, wallets.New(db, c))}
+	f := &fixture{db: db, rails: r, clock: c, svc: New(db, c, r, wallets.New(db, c))}
 	for i, name := range []string{"Ada Stores", "Bola Foods"} {
 		m, err := ms.Create(context.Background(), name, "ops@example.com")
 		if err != nil {

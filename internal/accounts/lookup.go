@@ -3,6 +3,9 @@ package accounts
 import (
 	"context"
 
+	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
+
 	"merchantpay/ent"
 	"merchantpay/ent/fiataccount"
 	"merchantpay/internal/apperr"
@@ -10,8 +13,8 @@ import (
 	"merchantpay/internal/tenant"
 )
 
-// This file holds the look-ups of issued accounts: a wallet's accounts, one
-// account by account_reference, and one by account_number across every
+// This file holds the look-ups of issued accounts: a wallet's accounts, the
+// first account of each of several wallets, one account by account_reference, and one by account_number across every
 // tenant, as incoming transfers need. Each reads in tx, the caller's
 // transaction, or outside any when tx is nil.
 
@@ -20,6 +23,36 @@ func (s *Service) ForWallet(ctx context.Context, tx *ent.Tx, w *ent.Wallet) ([]*
 	rows, err := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.WalletID(w.ID)).
 		Order(ent.Asc(fiataccount.FieldCreatedAt), ent.Asc(fiataccount.FieldID)).All(ctx)
 	return rows, store.Classify(err)
+}
+
+// FirstOfWallets finds the first account (oldest by creation, as ForWallet
+// orders them) of each wallet of ws, in one query however many wallets: a
+// page of wallets shows each one's first account. The map is keyed by
+// wallet id and has no entry for a wallet without accounts.
+func (s *Service) FirstOfWallets(ctx context.Context, tx *ent.Tx, ws []*ent.Wallet) (map[string]*ent.FiatAccount, error) {
+	first := make(map[string]*ent.FiatAccount, len(ws))
+	if len(ws) == 0 {
+		return first, nil
+	}
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	q := s.db.ClientOf(tx).FiatAccount.Query().Where(fiataccount.WalletIDIn(ids...))
+	// Numbers each wallet's accounts in ForWallet's order and keeps the
+	// first: one pass over the wallets' accounts, where a "no older
+	// sibling" condition would compare every pair of them.
+	q.Modify(sqlgraph.LimitNeighbors(fiataccount.FieldWalletID, 1, entsql.ExprFunc(func(b *entsql.Builder) {
+		b.IdentComma(fiataccount.FieldCreatedAt, fiataccount.FieldID)
+	})))
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	for _, a := range rows {
+		first[*a.WalletID] = a
+	}
+	return first, nil
 }
 
 // ForWalletReference lists the accounts of the wallet with reference ref,
