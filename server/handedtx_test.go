@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/ledger/ledgertest"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rates"
 	"merchantpay/internal/swaps"
@@ -46,7 +47,7 @@ func TestOperationsInHandedTransaction(t *testing.T) {
 		c := e.App.DB.Reader()
 		usdt := func() int64 {
 			t.Helper()
-			b, err := e.App.Ledger.Balance(ctx, nil, money.USDT)
+			b, err := ledgertest.Balance(ctx, e.App.Ledger, money.USDT)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"merchantpay/ent/railsnotice"
 	"merchantpay/ent/transaction"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/ledger/ledgertest"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails/binancepay"
 	"merchantpay/internal/rails/binancepay/binancepayfake"
@@ -61,7 +62,7 @@ func liveTenantCtx(m servertest.Merchant) context.Context {
 
 func liveBalance(t *testing.T, e *servertest.Env, m servertest.Merchant, cur money.Currency) int64 {
 	t.Helper()
-	b, err := e.App.Ledger.Balance(liveTenantCtx(m), nil, cur)
+	b, err := ledgertest.Balance(liveTenantCtx(m), e.App.Ledger, cur)
 	if err != nil {
 		t.Fatal(err)
 	}

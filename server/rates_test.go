@@ -432,7 +432,7 @@ func TestRefreshQuote(t *testing.T) {
 		// After expiry: consuming fails, refreshing revives it.
 		e.Clock.Advance(91 * time.Second)
 		ctx := merchantCtx(m)
-		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateExpired ||
+		if _, err := consume(ctx, e, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateExpired ||
 			!strings.Contains(apperr.As(err).Message, "refresh") {
 			t.Fatalf("consume expired: %v", err)
 		}
@@ -447,7 +447,7 @@ func TestRefreshQuote(t *testing.T) {
 		if !num(t, d["from_amount"]).GreaterThan(num(t, q["from_amount"])) {
 			t.Errorf("from_amount %v not above %v after the mid rose", d["from_amount"], q["from_amount"])
 		}
-		got, err := e.App.Rates.Consume(ctx, nil, ref, "SWAP", "SWP-1")
+		got, err := consume(ctx, e, ref, "SWAP", "SWP-1")
 		if err != nil || !got.Used || got.UsedBy == nil || *got.UsedBy != "SWP-1" || got.ToAmount != 250_000_000 {
 			t.Fatalf("consume refreshed: %+v, %v", got, err)
 		}
@@ -502,6 +502,17 @@ func TestRefreshMovesWithTheSandboxMarket(t *testing.T) {
 	}, servertest.With("PRICE_SOURCE", "sandbox"), servertest.With("INDICATIVE_REFRESH", "5s"))
 }
 
+// consume consumes a quote in a transaction of its own, as a swap or a
+// withdrawal consumes one in its own.
+func consume(ctx context.Context, e *servertest.Env, ref, transactionType, usedBy string) (*ent.Quote, error) {
+	var q *ent.Quote
+	err := e.App.DB.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) (err error) {
+		q, err = e.App.Rates.Consume(ctx, tx, ref, transactionType, usedBy)
+		return err
+	})
+	return q, err
+}
+
 func TestConsume(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Consumer")
@@ -509,22 +520,22 @@ func TestConsume(t *testing.T) {
 		q := createQuote(e, m.TestSecret, map[string]any{"from_currency": "USDT", "to_currency": "NGN", "from_amount": 10, "transaction_type": "withdrawal"})
 		ref := q["reference"].(string)
 
-		if _, err := e.App.Rates.Consume(ctx, nil, "nope", rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound ||
+		if _, err := consume(ctx, e, "nope", rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound ||
 			apperr.As(err).Fields[0].Field != "rate_reference" {
 			t.Errorf("unknown: %v", err)
 		}
 		other := e.Merchant("Not The Owner")
-		if _, err := e.App.Rates.Consume(merchantCtx(other), nil, ref, rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := consume(merchantCtx(other), e, ref, rates.Withdrawal, "WTH-1"); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("other merchant: %v", err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateTypeMismatch {
+		if _, err := consume(ctx, e, ref, rates.Swap, "SWP-1"); apperr.KindOf(err) != apperr.RateTypeMismatch {
 			t.Errorf("swap of a withdrawal quote: %v", err)
 		}
-		got, err := e.App.Rates.Consume(ctx, nil, ref, rates.Withdrawal, "WTH-1")
+		got, err := consume(ctx, e, ref, rates.Withdrawal, "WTH-1")
 		if err != nil || !got.Used || got.FromAmount != 10_000_000 || got.ToAmount != 15_820_00 || got.Fee != 100_00 {
 			t.Fatalf("consume: %+v, %v", got, err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, nil, ref, rates.Withdrawal, "WTH-2"); apperr.KindOf(err) != apperr.RateUsed {
+		if _, err := consume(ctx, e, ref, rates.Withdrawal, "WTH-2"); apperr.KindOf(err) != apperr.RateUsed {
 			t.Errorf("second consume: %v", err)
 		}
 		// A consumption rolled back with its transaction leaves the quote usable.
@@ -539,7 +550,7 @@ func TestConsume(t *testing.T) {
 		if err != boom {
 			t.Fatalf("tx: %v", err)
 		}
-		if _, err := e.App.Rates.Consume(ctx, nil, q2["reference"].(string), rates.Swap, "SWP-10"); err != nil {
+		if _, err := consume(ctx, e, q2["reference"].(string), rates.Swap, "SWP-10"); err != nil {
 			t.Errorf("consume after a rolled-back consume: %v", err)
 		}
 	})

@@ -325,15 +325,12 @@ func cut(s string, n int) string {
 // first accepted deposit. It is a conditional update from active, so of two
 // deposits racing for one dynamic account exactly one sees closed true; the
 // other must refund. ctx must act for the account's tenant (or be
-// tenant.System); tx is the deposit's transaction (nil: one of its own).
+// tenant.System); tx is the deposit's transaction, handed to it as an
+// argument.
 func (s *Service) Close(ctx context.Context, tx *ent.Tx, a *ent.FiatAccount) (closed bool, err error) {
-	var n int
-	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) (err error) {
-		n, err = tx.Client().FiatAccount.Update().
-			Where(fiataccount.ID(a.ID), fiataccount.Status(StatusActive)).
-			SetStatus(StatusClosed).SetUpdatedAt(s.clock.Now()).Save(ctx)
-		return err
-	})
+	n, err := tx.Client().FiatAccount.Update().
+		Where(fiataccount.ID(a.ID), fiataccount.Status(StatusActive)).
+		SetStatus(StatusClosed).SetUpdatedAt(s.clock.Now()).Save(ctx)
 	if err != nil {
 		return false, store.Classify(err)
 	}

@@ -209,10 +209,17 @@ func TestByNumberAndClose(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("%d closes succeeded, want 1", won)
 		}
-		// Another merchant cannot close it.
+		// Another merchant cannot close it, in its own transaction.
 		b, _ := f.svc.CreateGlobal(f.a, nil, CreateInput{}, "")
-		if closed, err := f.svc.Close(f.b, nil, b); err != nil || closed {
-			t.Fatalf("another merchant closed the account: %v %v", closed, err)
+		err = f.db.Within(f.b, nil, func(ctx context.Context, tx *ent.Tx) error {
+			closed, err := f.svc.Close(ctx, tx, b)
+			if err == nil && closed {
+				t.Error("another merchant closed the account")
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("another merchant's close: %v", err)
 		}
 	})
 }

@@ -298,10 +298,14 @@ func TestOutOfOrderCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	early, err := e.ob.Emit(txCtx, tx, "deposit.pending", row)
-	if err != nil {
+	if err := e.ob.Emit(txCtx, tx, "deposit.pending", row); err != nil {
 		t.Fatal(err)
 	}
+	evs, err := e.ob.ForTransaction(txCtx, tx, row.Reference)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("the open transaction's events: %v, %v", evs, err)
+	}
+	early := evs[0]
 	later := e.emit(alice, "deposit.success")
 	if later.ID <= early.ID {
 		t.Fatalf("ids %d, %d: want the open transaction's to be smaller", early.ID, later.ID)

@@ -167,7 +167,7 @@ func (s *Service) finish(ctx context.Context, tx *ent.Tx, t *ent.Transaction, re
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.outbox.Emit(ctx, tx, eventType(done), done); err != nil {
+	if err := s.outbox.Emit(ctx, tx, eventType(done), done); err != nil {
 		return nil, err
 	}
 	if done.Status == StatusSuccess {

@@ -186,8 +186,7 @@ func (s *Service) emitStarted(ctx context.Context, tx *ent.Tx, in DepositInput, 
 	if in.Cross() {
 		typ = events.SwapPending
 	}
-	_, err := s.outbox.Emit(ctx, tx, typ, t)
-	return err
+	return s.outbox.Emit(ctx, tx, typ, t)
 }
 
 // amountRow is a deposit's money, in minor units.

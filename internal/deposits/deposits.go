@@ -229,7 +229,7 @@ func (s *Service) book(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr
 	}
 	// The event before the credit: the credit locks the merchant's balance
 	// row, which is best held only until the commit.
-	if _, err := s.outbox.Emit(ctx, tx, typ, t); err != nil {
+	if err := s.outbox.Emit(ctx, tx, typ, t); err != nil {
 		return nil, err
 	}
 	if t.Status == StatusSuccess {

@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/ledger/ledgertest"
 	"merchantpay/internal/merchants"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails"
@@ -156,7 +157,7 @@ func TestFeeAndSystemCaller(t *testing.T) {
 		if tx.Status != StatusRefunded || tx.Fee != 0 || tx.AmountSettled != 0 || !strings.Contains(*tx.RejectReason, "fee") {
 			t.Fatalf("deposit below the fee: %+v", tx)
 		}
-		b, err := f.l.Balance(f.ada, nil, money.NGN)
+		b, err := ledgertest.Balance(f.ada, f.l, money.NGN)
 		if err != nil || b.Available != 975_00 {
 			t.Fatalf("balance %+v %v", b, err)
 		}

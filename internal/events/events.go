@@ -67,12 +67,8 @@ func (o *Outbox) OnCommit(fn func()) {
 // Emit writes one event about t in tx, the caller's transaction handed
 // to it as an argument, after whose commit the outbox's listeners are
 // woken. The caller's context must act for t's tenant (or be the system).
-func (o *Outbox) Emit(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) (*ent.Event, error) {
-	evs, err := o.EmitAll(ctx, tx, typ, []*ent.Transaction{t})
-	if err != nil {
-		return nil, err
-	}
-	return evs[0], nil
+func (o *Outbox) Emit(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transaction) error {
+	return o.EmitAll(ctx, tx, typ, []*ent.Transaction{t})
 }
 
 // EmitAll writes one event of type typ about each of ts, in order, and
@@ -81,67 +77,51 @@ func (o *Outbox) Emit(ctx context.Context, tx *ent.Tx, typ string, t *ent.Transa
 // the ids the events' INSERT returns), on SQLite in two. Each event takes
 // its tenant from its transaction; the context must act for that tenant or
 // be the system (a worker recording many merchants' payouts at once).
-func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) ([]*ent.Event, error) {
+// Readers find the events stored (ForTransaction, List).
+func (o *Outbox) EmitAll(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Transaction) error {
 	if tx == nil {
-		return nil, fmt.Errorf("events: Emit outside a transaction")
+		return fmt.Errorf("events: Emit outside a transaction")
 	}
 	if len(ts) == 0 {
-		return nil, nil
+		return nil
 	}
 	parent := tracing.ParentOf(ctx)
-	st, evs, err := o.insert(ctx, typ, ts, func(*ent.Transaction) *string { return parent })
+	st, err := o.insert(ctx, typ, ts, func(*ent.Transaction) *string { return parent })
 	if err != nil {
-		return nil, err
+		return err
 	}
-	st.Returning = event.FieldID + ", " + event.FieldEventID
-	query, args := st.SQL+" RETURNING "+st.Returning, st.Args
 	if o.db.IsPostgres() {
-		// One statement: the events' INSERT is CTEs' first clause, w1, and
-		// their queue rows its Then.
-		var ctes string
-		ctes, _, args = store.CTEs([]store.Stmt{st})
-		query = "WITH " + ctes + " SELECT " + st.Returning + " FROM w1"
+		err = wroteAll(ctx, tx, st)
+	} else {
+		err = store.ExecRows(ctx, tx, st)
 	}
-	if err := readIDs(ctx, tx, query, args, evs); err != nil {
-		return nil, err
-	}
-	if !o.db.IsPostgres() {
-		if err := store.ExecRows(ctx, tx, *st.Then); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return err
 	}
 	store.OnCommit(tx, o.wake)
-	return evs, nil
+	return nil
 }
 
-// readIDs runs query, an INSERT of evs that returns each one's id and
-// event id, and sets their ids.
-func readIDs(ctx context.Context, tx *ent.Tx, query string, args []any, evs []*ent.Event) error {
-	byEventID := make(map[string]*ent.Event, len(evs))
-	for _, ev := range evs {
-		byEventID[ev.EventID] = ev
-	}
-	rows, err := tx.QueryContext(ctx, query, args...)
+// wroteAll runs st and its Then as one PostgreSQL statement, the events'
+// INSERT as CTEs' first clause and their queue rows its Then:
+// ErrWroteNothing when either wrote fewer rows than it should have.
+func wroteAll(ctx context.Context, tx *ent.Tx, st store.Stmt) error {
+	ctes, cond, args := store.CTEs([]store.Stmt{st})
+	rows, err := tx.QueryContext(ctx, "WITH "+ctes+" SELECT "+cond, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var id int64
-		var eventID string
-		if err := rows.Scan(&id, &eventID); err != nil {
+	var ok bool
+	if rows.Next() {
+		if err := rows.Scan(&ok); err != nil {
 			return err
-		}
-		if ev := byEventID[eventID]; ev != nil {
-			ev.ID = id
-			n++
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if n != len(evs) {
+	if !ok {
 		return store.ErrWroteNothing
 	}
 	return nil
@@ -161,7 +141,7 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 	if tx == nil {
 		return store.Stmt{}, fmt.Errorf("events: Emit outside a transaction")
 	}
-	st, _, err := o.insert(ctx, typ, ts, func(t *ent.Transaction) *string { return t.TraceParent })
+	st, err := o.insert(ctx, typ, ts, func(t *ent.Transaction) *string { return t.TraceParent })
 	if err != nil {
 		return store.Stmt{}, err
 	}
@@ -171,11 +151,10 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 
 // insert is the INSERT of one event of type typ about each of ts, made
 // now, each carrying the trace parent parent gives its transaction, with
-// the events' queue rows as its Then (Rows tells how), and the events it
-// writes, all but their ids. A context that acts for no tenant and is not
+// the events' queue rows as its Then (Rows tells how). A context that acts for no tenant and is not
 // the system's is refused (tenant.ErrNoTenant), as is a transaction of
 // another tenant than the context's.
-func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, parent func(*ent.Transaction) *string) (store.Stmt, []*ent.Event, error) {
+func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, parent func(*ent.Transaction) *string) (store.Stmt, error) {
 	d := entsql.Dialect(o.db.Dialect)
 	ins := d.Insert(event.Table).
 		Columns(event.FieldMerchantID, event.FieldMode, event.FieldEventID, event.FieldType,
@@ -184,18 +163,17 @@ func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, 
 	// tenant writes its own transactions' events, the system anyone's.
 	tn, scoped, err := tenant.Scope(ctx)
 	if err != nil {
-		return store.Stmt{}, nil, err
+		return store.Stmt{}, err
 	}
 	now := o.clock.Now()
-	evs := make([]*ent.Event, len(ts))
 	ids := make([]any, len(ts))
 	for i, t := range ts {
 		if scoped && (t.MerchantID != tn.MerchantID || t.Mode != tn.Mode) {
-			return store.Stmt{}, nil, fmt.Errorf("events: %s belongs to another tenant than the context's", t.Reference)
+			return store.Stmt{}, fmt.Errorf("events: %s belongs to another tenant than the context's", t.Reference)
 		}
 		payload, err := txview.JSON(t)
 		if err != nil {
-			return store.Stmt{}, nil, err
+			return store.Stmt{}, err
 		}
 		ev := &ent.Event{MerchantID: t.MerchantID, Mode: t.Mode, EventID: newEventID(), Type: typ,
 			TransactionRef: t.Reference, Payload: payload, CreatedAt: now, FannedOut: true, TraceParent: parent(t)}
@@ -204,7 +182,7 @@ func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, 
 			traceParent = *ev.TraceParent
 		}
 		ins.Values(ev.MerchantID, ev.Mode, ev.EventID, ev.Type, ev.TransactionRef, ev.Payload, ev.CreatedAt, ev.FannedOut, traceParent)
-		evs[i], ids[i] = ev, ev.EventID
+		ids[i] = ev.EventID
 	}
 	query, args := ins.Query()
 	queue := store.Stmt{Rows: len(ts)}
@@ -216,7 +194,7 @@ func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, 
 			Where(entsql.In(event.FieldEventID, ids...)).Query()
 		queue.SQL, queue.Args = "INSERT INTO "+eventfanout.Table+" ("+eventfanout.FieldID+") "+sel, selArgs
 	}
-	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, evs, nil
+	return store.Stmt{SQL: query, Args: args, Rows: len(ts), Returning: event.FieldID, Then: &queue}, nil
 }
 
 func newEventID() string { return "evt_" + uuid.NewString() }

@@ -164,27 +164,12 @@ func LeaseRows[T any](ctx context.Context, db *store.DB, l RowLeaser[T]) ([]T, e
 // worker whose lease expired cannot overwrite another's work.
 func Mine(owner string) predicate.Transaction { return transaction.LeaseOwner(owner) }
 
-// InBatch records the outcomes of a batch of claimed items (record does
-// one item's work in tx, the transaction handed to it) in one database
-// transaction: one commit for the batch instead of one per item. Should
-// that transaction fail, each item is recorded again in a transaction of its
-// own, so one bad item costs the others nothing. It returns each item's
-// error, in order.
-func InBatch[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, tx *ent.Tx, item T) error) []error {
-	return InBatchAll(ctx, db, items, func(ctx context.Context, tx *ent.Tx, items []T) error {
-		for _, it := range items {
-			if err := record(ctx, tx, it); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// InBatchAll is InBatch for a record that takes many items at once (to
-// write them with one statement): it is given the whole batch in one
-// transaction and, should that fail, each item alone in a transaction of
-// its own.
+// InBatchAll records the outcomes of a batch of claimed items in one
+// database transaction: one commit for the batch instead of one per item.
+// record is given the whole batch (to write it with one statement) in tx,
+// the transaction handed to it. Should that transaction fail, each item is
+// recorded again alone in a transaction of its own, so one bad item costs
+// the others nothing. It returns each item's error, in order.
 func InBatchAll[T any](ctx context.Context, db *store.DB, items []T, record func(ctx context.Context, tx *ent.Tx, items []T) error) []error {
 	errs := make([]error, len(items))
 	if len(items) == 0 {

@@ -14,10 +14,10 @@ import (
 	"merchantpay/internal/testdb"
 )
 
-// TestInBatch: a batch is recorded in one transaction; when one item
+// TestInBatchAll: a batch is recorded in one transaction; when one item
 // fails, the others are still recorded, each on its own, and only the bad
 // item reports an error.
-func TestInBatch(t *testing.T) {
+func TestInBatchAll(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, dbURL string) {
 		ctx := tenant.System(context.Background())
 		db, err := store.Open(ctx, dbURL)
@@ -40,20 +40,22 @@ func TestInBatch(t *testing.T) {
 		}
 		bad := errors.New("bad item")
 		var calls int
-		record := func(ctx context.Context, tx *ent.Tx, id string) error {
-			calls++
-			if tx == nil {
-				t.Errorf("%s recorded outside a transaction", id)
-			}
-			if err := tx.Client().EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
-				return err
-			}
-			if id == "eml_b" {
-				return bad
+		record := func(ctx context.Context, tx *ent.Tx, batch []string) error {
+			for _, id := range batch {
+				calls++
+				if tx == nil {
+					t.Errorf("%s recorded outside a transaction", id)
+				}
+				if err := tx.Client().EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
+					return err
+				}
+				if id == "eml_b" {
+					return bad
+				}
 			}
 			return nil
 		}
-		errs := jobs.InBatch(ctx, db, ids, record)
+		errs := jobs.InBatchAll(ctx, db, ids, record)
 		if !errors.Is(errs[1], bad) || errs[0] != nil || errs[2] != nil {
 			t.Fatalf("errors %v", errs)
 		}
@@ -71,8 +73,10 @@ func TestInBatch(t *testing.T) {
 		// A batch that succeeds is one transaction: every item sees the
 		// same one.
 		var txs []*ent.Tx
-		errs = jobs.InBatch(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, tx *ent.Tx, _ string) error {
-			txs = append(txs, tx)
+		errs = jobs.InBatchAll(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, tx *ent.Tx, batch []string) error {
+			for range batch {
+				txs = append(txs, tx)
+			}
 			return nil
 		})
 		if errs[0] != nil || errs[1] != nil || len(txs) != 2 || txs[0] != txs[1] {

@@ -97,15 +97,8 @@ func (s *Service) Balances(ctx context.Context) ([]Balance, error) {
 	return out, nil
 }
 
-// Balance returns the ctx tenant's balance in currency c (zero if it never
-// held any), read in tx, the caller's transaction, or outside any when tx
-// is nil.
-func (s *Service) Balance(ctx context.Context, tx *ent.Tx, c money.Currency) (Balance, error) {
-	return s.balance(ctx, s.db.ClientOf(tx), c)
-}
-
-// balance is Balance read through db, the client of the caller's
-// transaction or the read client.
+// balance is the ctx tenant's balance in currency c (zero if it never held
+// any), read through db, the client of the caller's transaction.
 func (s *Service) balance(ctx context.Context, db *ent.Client, c money.Currency) (Balance, error) {
 	t, err := tenantOf(ctx)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/ledger/ledgertest"
 	"merchantpay/internal/money"
 	"merchantpay/internal/rails"
 	"merchantpay/internal/store"
@@ -53,7 +54,7 @@ func each(t *testing.T, fn func(t *testing.T, f *fixture)) {
 
 func (f *fixture) balance(t *testing.T, tn tenant.Tenant, c money.Currency) ledger.Balance {
 	t.Helper()
-	b, err := f.l.Balance(tenant.With(f.ctx, tn), nil, c)
+	b, err := ledgertest.Balance(tenant.With(f.ctx, tn), f.l, c)
 	if err != nil {
 		t.Fatalf("balance: %v", err)
 	}
@@ -530,7 +531,7 @@ func TestCreditPastTheLargestBalance(t *testing.T) {
 		if apperr.KindOf(err) != apperr.Validation || len(apperr.As(err).Fields) != 1 || apperr.As(err).Fields[0].Field != "amount" {
 			t.Fatalf("credit past the largest balance: %v", err)
 		}
-		if b, err := f.l.Balance(ctx, nil, money.BTC); err != nil || b.Available != near {
+		if b, err := ledgertest.Balance(ctx, f.l, money.BTC); err != nil || b.Available != near {
 			t.Fatalf("balance after the refusal: %+v %v", b, err)
 		}
 		if err := ledger.Check(context.Background(), f.db); err != nil {

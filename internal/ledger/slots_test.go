@@ -188,17 +188,10 @@ func TestSlotsBalanceReadsAreConsistent(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					b, err := f.l.Balance(ctx, nil, money.NGN)
-					if err != nil {
-						t.Error(err)
-						return
-					}
 					mu.Lock()
-					reads += 2
-					for _, v := range []int64{bs[0].Available, b.Available} {
-						if !valid[v] {
-							bad = append(bad, v)
-						}
+					reads++
+					if v := bs[0].Available; !valid[v] {
+						bad = append(bad, v)
 					}
 					mu.Unlock()
 				}

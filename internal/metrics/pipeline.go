@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"time"
 
@@ -192,16 +191,17 @@ func (p *Pipeline) read(ctx context.Context, now time.Time) ([]prometheus.Metric
 
 // outboxQuery reads the outbox's backlog, the fan-out queue, in one
 // statement: how many events it holds and, on its one row, the creation
-// time of the event of the lowest queued id (NULL when that event is not
-// found), read through the queue's key and the events' key. An empty queue
-// gives no row. The time is read as a column, not through a subquery,
-// for SQLite to hand it back as a time.
+// time of the event of the lowest queued id, read through the queue's key
+// and the events' key. Every queued id has its event: the queue row is
+// written with it, and events are never deleted. An empty queue gives no
+// row. The time is read as a column, not through a subquery, for SQLite
+// to hand it back as a time.
 var outboxQuery = "SELECT (SELECT count(*) FROM " + eventfanout.Table + "), e." + event.FieldCreatedAt +
-	" FROM " + eventfanout.Table + " q LEFT JOIN " + event.Table + " e ON e." + event.FieldID + " = q." + eventfanout.FieldID +
+	" FROM " + eventfanout.Table + " q JOIN " + event.Table + " e ON e." + event.FieldID + " = q." + eventfanout.FieldID +
 	" ORDER BY q." + eventfanout.FieldID + " LIMIT 1"
 
 // outboxBacklog is how many events wait for fan-out and, when one does,
-// the creation time of the first (none when its event is not found).
+// the creation time of the first.
 func outboxBacklog(ctx context.Context, c *ent.Client) (int, []createdAt, error) {
 	rows, err := c.QueryContext(ctx, outboxQuery)
 	if err != nil {
@@ -211,13 +211,11 @@ func outboxBacklog(ctx context.Context, c *ent.Client) (int, []createdAt, error)
 	var n int
 	var oldest []createdAt
 	if rows.Next() {
-		var at sql.NullTime
+		var at time.Time
 		if err := rows.Scan(&n, &at); err != nil {
 			return 0, nil, err
 		}
-		if at.Valid {
-			oldest = []createdAt{{CreatedAt: at.Time}}
-		}
+		oldest = []createdAt{{CreatedAt: at}}
 	}
 	return n, oldest, rows.Err()
 }

@@ -18,7 +18,7 @@ import (
 // false, not expired, the type matches), so concurrent callers cannot both
 // win. It runs in tx, the consuming operation's transaction handed to it as
 // an argument (a swap's, a withdrawal's): if that transaction rolls back, the
-// quote stays unused. With tx nil it runs in a transaction of its own.
+// quote stays unused.
 //
 // Errors: NOT_FOUND (field rate_reference) for an unknown quote or one of
 // another merchant or mode; RATE_TYPE_MISMATCH for another transaction type;
@@ -28,12 +28,7 @@ func (s *Service) Consume(ctx context.Context, tx *ent.Tx, reference, transactio
 	if validate.Text(reference) != "" {
 		return nil, notFound(reference, "rate_reference") // no quote has such a reference
 	}
-	var out *ent.Quote
-	err := s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
-		var err error
-		out, err = s.consume(ctx, tx.Client(), reference, transactionType, usedBy)
-		return err
-	})
+	out, err := s.consume(ctx, tx.Client(), reference, transactionType, usedBy)
 	if err != nil {
 		return nil, store.Classify(err)
 	}

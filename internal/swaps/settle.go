@@ -74,7 +74,7 @@ func (s *Service) Settle(ctx context.Context, t *ent.Transaction, owner string) 
 		if err != nil {
 			return err
 		}
-		if _, err := s.outbox.Emit(ctx, tx, events.SwapSuccess, done); err != nil {
+		if err := s.outbox.Emit(ctx, tx, events.SwapSuccess, done); err != nil {
 			return err
 		}
 		cur := money.Currency(*done.ToCurrency)

@@ -166,7 +166,7 @@ func (s *Service) Swap(ctx context.Context, tx *ent.Tx, in Input) (*ent.Transact
 		}
 		// The event before the posting: the posting's debit locks the
 		// merchant's balance row, which is best held only until the commit.
-		if _, err := s.outbox.Emit(ctx, tx, events.SwapPending, t); err != nil {
+		if err := s.outbox.Emit(ctx, tx, events.SwapPending, t); err != nil {
 			return err
 		}
 		if err := s.book(ctx, tx, tn, t); err != nil {

@@ -32,7 +32,7 @@ const (
 const recordWithin = time.Second
 
 // recordAll records answers, pending and settled ones in one database
-// transaction (see jobs.InBatch: should it fail, each is recorded on its
+// transaction (see jobs.InBatchAll: should it fail, each is recorded on its
 // own), and returns the failures. A failed payout is recorded in a
 // transaction of its own: reversing its debit locks the merchant's balance
 // row, which one batch must not hold for many merchants at once (their

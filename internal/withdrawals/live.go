@@ -268,7 +268,7 @@ func (s *Service) ReverseSettled(ctx context.Context, tx *ent.Tx, t *ent.Transac
 		if _, err := s.ledger.Reverse(ctx, tx, DebitPostingID(row.Reference), memo); err != nil {
 			return err
 		}
-		if _, err := s.outbox.Emit(ctx, tx, events.WithdrawalFailed, row); err != nil {
+		if err := s.outbox.Emit(ctx, tx, events.WithdrawalFailed, row); err != nil {
 			return err
 		}
 		done = true

@@ -84,7 +84,7 @@ func (s *Service) succeedAll(ctx context.Context, tx *ent.Tx, owner string, ps [
 		if len(done) == 0 {
 			return nil
 		}
-		if _, err := s.outbox.EmitAll(ctx, tx, events.WithdrawalSuccess, done); err != nil {
+		if err := s.outbox.EmitAll(ctx, tx, events.WithdrawalSuccess, done); err != nil {
 			return err
 		}
 		_, err = s.ledger.PostAll(ctx, tx, postings)
@@ -153,7 +153,7 @@ func (s *Service) Fail(ctx context.Context, tx *ent.Tx, t *ent.Transaction, owne
 	}
 	set := func(u *ent.TransactionUpdateOne, _ time.Time) { u.SetStatus(StatusFailed).SetRejectReason(reason) }
 	return s.finish(ctx, tx, t, owner, res, set, func(ctx context.Context, tx *ent.Tx, done *ent.Transaction) error {
-		if _, err := s.outbox.Emit(ctx, tx, events.WithdrawalFailed, done); err != nil {
+		if err := s.outbox.Emit(ctx, tx, events.WithdrawalFailed, done); err != nil {
 			return err
 		}
 		_, err := s.ledger.Reverse(ctx, tx, DebitPostingID(done.Reference), "payout of "+done.Reference+" failed")

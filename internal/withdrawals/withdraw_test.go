@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/ledger"
+	"merchantpay/internal/ledger/ledgertest"
 	"merchantpay/internal/tenant"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/server/servertest"
@@ -109,7 +110,7 @@ func TestWithdrawAtOnce(t *testing.T) {
 		if count["ok"] != 100 || count[string(apperr.InsufficientBalance)] != 100 {
 			t.Fatalf("outcomes %v, want 100 accepted and 100 %s", count, apperr.InsufficientBalance)
 		}
-		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), nil, "NGN")
+		b, err := ledgertest.Balance(tenant.With(context.Background(), tn), e.App.Ledger, "NGN")
 		if err != nil || b.Available != 0 {
 			t.Fatalf("balance %+v, %v; want 0", b, err)
 		}
@@ -186,7 +187,7 @@ func TestWithdrawReferencesAtOnce(t *testing.T) {
 				t.Errorf("%q replayed %v as %q, first %q (%v)", ref, replayed, again.Body, res[i].Body, err)
 			}
 		}
-		b, err := e.App.Ledger.Balance(tenant.With(context.Background(), tn), nil, "NGN")
+		b, err := ledgertest.Balance(tenant.With(context.Background(), tn), e.App.Ledger, "NGN")
 		if err != nil || b.Available != 10_000*100-6*100*100 {
 			t.Fatalf("balance %+v, %v", b, err)
 		}
@@ -217,7 +218,7 @@ func TestWithdrawInHandedTransaction(t *testing.T) {
 			if got, err := c.Event.Query().Where(event.MerchantID(m.ID), event.Type("withdrawal.pending")).Count(sys); err != nil || got != rows {
 				t.Errorf("%s: %d withdrawal.pending events (%v), want %d", what, got, err, rows)
 			}
-			if b, err := e.App.Ledger.Balance(ctx, nil, "NGN"); err != nil || b.Available != available {
+			if b, err := ledgertest.Balance(ctx, e.App.Ledger, "NGN"); err != nil || b.Available != available {
 				t.Errorf("%s: balance %+v (%v), want %d available", what, b, err, available)
 			}
 		}

@@ -5,6 +5,7 @@ package eventtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 )
 
 // Emit stores a deposit of 1500.50 NGN for tn and an event of type typ
-// about it, and returns both.
+// about it, and returns both, the event as stored.
 func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ string) (*ent.Event, *ent.Transaction) {
 	t.Helper()
 	var ev *ent.Event
@@ -29,8 +30,18 @@ func Emit(t testing.TB, db *store.DB, ob *events.Outbox, tn tenant.Tenant, typ s
 		if err != nil {
 			return err
 		}
-		ev, err = ob.Emit(ctx, tx, typ, row)
-		return err
+		if err := ob.Emit(ctx, tx, typ, row); err != nil {
+			return err
+		}
+		evs, err := ob.ForTransaction(ctx, tx, row.Reference)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 {
+			return fmt.Errorf("eventtest: %d events about the new %s, want 1", len(evs), row.Reference)
+		}
+		ev = evs[0]
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("emit %s: %v", typ, err)
