@@ -100,14 +100,16 @@ func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler 
 		},
 		Refuse: gqlFail,
 	}
-	srv.AddTransport(a.WebSockets)
-	srv.AddTransport(httpTransport{})
+	// Both ways in list every bad variable value at once; WebSocket
+	// mutations run through httpTransport (wsMutation).
+	srv.AddTransport(listVariableErrors{Transport: a.WebSockets, schema: schema.Schema()})
+	srv.AddTransport(listVariableErrors{Transport: httpTransport{}, schema: schema.Schema()})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(newDocumentSize())
 	srv.Use(depthLimit{max: maxDepth})
 	srv.Use(subscriptionRules{})
-	srv.Use(newStringVariables(schema.Schema()))
+	srv.Use(variableTypes{schema: schema.Schema()})
 	srv.Use(wsRateLimit{h}) // the first token; operationLimits takes the rest
 	srv.Use(newOperationLimits(h, schema.Schema(), a.Config))
 	srv.Use(observeOperation{tracer: a.Tracing.Tracer()})

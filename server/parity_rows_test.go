@@ -34,6 +34,12 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 					c["documents"].([]any)[0].(map[string]any)["documentType"] = "LIBRARY_CARD"
 					in["walletReference"] = "w-2"
 				}, code: "VALIDATION_ERROR", fields: []string{"compliance.email", "compliance.documents[0].documentType"}},
+				{name: "email and document type missing", edit: func(_ *parityParty, in map[string]any) {
+					c := in["compliance"].(map[string]any)
+					delete(c, "email")
+					delete(c["documents"].([]any)[0].(map[string]any), "documentType")
+					in["walletReference"] = "w-2"
+				}, code: "VALIDATION_ERROR", fields: []string{"compliance.email", "compliance.documents[0].documentType"}},
 				{name: "document type missing", edit: func(_ *parityParty, in map[string]any) {
 					delete(in["compliance"].(map[string]any)["documents"].([]any)[0].(map[string]any), "documentType")
 					in["walletReference"] = "w-2"
@@ -230,6 +236,13 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 				delete(in["beneficiary"].(map[string]any), "accountName")
 				in["reference"] = "pay-2"
 			}, code: "VALIDATION_ERROR", fields: []string{"beneficiary.accountName"}},
+			{name: "no email, bank or account number", edit: func(_ *parityParty, in map[string]any) {
+				b := in["beneficiary"].(map[string]any)
+				delete(b, "email")
+				delete(b, "bank")
+				delete(b, "accountNumber")
+				in["reference"] = "pay-2"
+			}, code: "VALIDATION_ERROR", fields: []string{"beneficiary.accountNumber", "beneficiary.bank", "beneficiary.email"}},
 			{name: "bad email and account number", edit: func(_ *parityParty, in map[string]any) {
 				b := in["beneficiary"].(map[string]any)
 				b["email"] = "nope"
