@@ -60,6 +60,8 @@ type call struct {
 	req Request
 	// badParam: a path segment that is not valid text.
 	badParam bool
+	// badQuery: the query string's parameters that cannot be read.
+	badQuery []validate.QueryProblem
 	// fast is the answer the route's WithKey found (found true).
 	fast  Result
 	found bool
@@ -91,7 +93,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	c := &call{rt: rt, req: Request{Params: params}}
+	c := &call{rt: rt, req: Request{Params: params}, badQuery: validate.Query(r.URL.RawQuery)}
 	props := &rt.props
 	// A path segment that is not valid text (a NUL, invalid UTF-8) names
 	// nothing that could exist: after authentication (by a look-up of the
@@ -107,11 +109,21 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // refuseBadParams answers 404 for a path with a segment that is not valid
-// text, once the key's kind and rate limit are checked.
+// text, and VALIDATION_ERROR naming the query parameters that cannot be
+// read (URL.Query would drop them silently), once the key's kind and rate
+// limit are checked.
 func refuseBadParams(next pipeline.Handler) pipeline.Handler {
 	return func(pc *pipeline.Call) error {
-		if pc.Input.(*call).badParam {
+		c := pc.Input.(*call)
+		if c.badParam {
 			return apperr.New(apperr.NotFound, "nothing found at %s", pc.R.URL.Path)
+		}
+		if len(c.badQuery) > 0 {
+			var f apperr.Fields
+			for _, p := range c.badQuery {
+				f.Add(p.Field, "%s", p.Message)
+			}
+			return f.Err()
 		}
 		return next(pc)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/validate"
 	"merchantpay/pipeline"
 )
 
@@ -145,8 +146,15 @@ func decodeParams(body []byte) (*graphql.RawParams, error) {
 // paramsFromURL reads a GET request's GraphQL request from its URL query:
 // query, operationName, and variables and extensions as JSON text.
 func paramsFromURL(rawQuery string) (*graphql.RawParams, error) {
+	if bad := validate.Query(rawQuery); bad != nil {
+		var f apperr.Fields
+		for _, p := range bad {
+			f.Add(p.Field, "%s", p.Message)
+		}
+		return nil, f.Err()
+	}
 	values, err := url.ParseQuery(rawQuery)
-	if err != nil {
+	if err != nil { // not expected: validate.Query read it
 		return nil, apperr.New(apperr.BadRequest, "the URL's query string is malformed")
 	}
 	if !values.Has("query") {

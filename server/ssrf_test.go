@@ -320,3 +320,65 @@ func TestWebhookDeliveryErrorsClassified(t *testing.T) {
 		}
 	}, append(fast, servertest.WithWebhookResolver(ssrfDNS().Resolver()))...)
 }
+
+// A host name that resolves to nothing when the endpoint is saved (no such
+// name, or name servers that fail or never answer) is taken, over REST and
+// GraphQL, quickly; the guard then judges it at each delivery: once it
+// resolves to an internal address it is refused there, and while it
+// resolves to nothing the delivery reads dns_error and is retried.
+func TestWebhookUnresolvedHostCheckedAtDelivery(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, dbURL string) {
+		dns := ssrfDNS()
+		inner := newSecretService(t)
+		e := servertest.New(t, dbURL, append(fast, servertest.WithWebhookGuard(), servertest.WithWebhookResolver(dns.Resolver()))...)
+		m := e.Merchant("Acme Pay")
+		later, missing := "http://later.test:"+inner.port+"/x", "http://missing.test:"+inner.port+"/x"
+		e.REST("POST", "/webhooks", m.TestSecret, map[string]any{"url": later}).Expect(201)
+		e.GQL(m.TestSecret, createEndpointGQL, map[string]any{"u": missing}).GQLData()
+		dns.Set("later.test", "127.0.0.1")
+
+		deposit(t, e, m.TestSecret)
+		want := map[string]string{later: "refused_address", missing: "dns_error"}
+		ds, _ := attemptedDeliveries(t, e, m.TestSecret, 2)
+		for _, d := range ds {
+			a := d["attempts"].([]any)[0].(map[string]any)
+			if w := want[d["url"].(string)]; a["error"] != w || d["lastError"] != w || a["statusCode"] != nil {
+				t.Errorf("%s: attempt %v, delivery lastError %v; want %s", d["url"], a, d["lastError"], w)
+			}
+		}
+		// The unresolved host's delivery is tried again on the schedule.
+		e.Clock.Advance(1200 * time.Millisecond) // 1s ± 10% jitter
+		servertest.Eventually(t, 15*time.Second, "a second attempt at the unresolved host", func() bool {
+			r := e.GQL(m.TestSecret, deliveriesGQL, nil)
+			for _, edge := range r.GQLData()["events"].(map[string]any)["edges"].([]any) {
+				for _, d := range edge.(map[string]any)["node"].(map[string]any)["deliveries"].([]any) {
+					d := d.(map[string]any)
+					if d["url"] == missing && fmt.Sprint(d["attemptCount"]) == "2" {
+						return d["lastError"] == "dns_error"
+					}
+				}
+			}
+			return false
+		})
+		if n := inner.hits.Load(); n != 0 {
+			t.Fatalf("the internal service got %d requests", n)
+		}
+	})
+}
+
+// Name servers that never answer do not hold registration up past the
+// lookup's bound, nor refuse the URL.
+func TestWebhookRegistrationWithHangingDNS(t *testing.T) {
+	hanging := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Acme Pay")
+		start := time.Now()
+		e.REST("POST", "/webhooks", m.LiveSecret, map[string]any{"url": "https://example.com/x"}).Expect(201)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("registration took %v", d)
+		}
+	}, servertest.WithWebhookGuard(), servertest.WithWebhookResolver(hanging))
+}

@@ -227,6 +227,16 @@ func TestIdempotency(t *testing.T) {
 		if r := e.REST("POST", "/wallets", m.TestSecret, sampleWallet("idem-3"), "Idempotency-Key", strings.Repeat("k", 256)); r.Status != 400 || r.Code() != "VALIDATION_ERROR" {
 			t.Errorf("long key: %d %s", r.Status, r.Body)
 		}
+		// The bound counts characters, not bytes: 255 two-byte characters
+		// are a key, stored and replayed; 256 are too many.
+		wide := strings.Repeat("é", 255)
+		e.REST("POST", "/wallets", m.TestSecret, sampleWallet("idem-wide"), "Idempotency-Key", wide).Expect(201)
+		if r := e.REST("POST", "/wallets", m.TestSecret, sampleWallet("idem-wide"), "Idempotency-Key", wide).Expect(201); r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("a key of 255 two-byte characters is not replayed: %s", r.Body)
+		}
+		if r := e.REST("POST", "/wallets", m.TestSecret, sampleWallet("idem-wider"), "Idempotency-Key", wide+"é"); r.Status != 400 || r.Code() != "VALIDATION_ERROR" {
+			t.Errorf("a key of 256 characters: %d %s", r.Status, r.Body)
+		}
 		// Keys are per merchant: another merchant's identical key is independent.
 		other := e.Merchant("Other")
 		e.REST("POST", "/wallets", other.TestSecret, sampleWallet("idem-1"), "Idempotency-Key", "key-1").Expect(201)

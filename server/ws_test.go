@@ -305,3 +305,32 @@ func readCodes(c *websocket.Conn) (typ string, codes []string, err error) {
 	}
 	return msg.Type, codes, nil
 }
+
+// The upgrade's 101 answer carries X-Request-Id, as every answer does: a
+// fresh id, or the caller's own when it sent a usable one.
+func TestWebSocketUpgradeHasRequestID(t *testing.T) {
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		url := "ws" + strings.TrimPrefix(e.URL, "http") + "/graphql"
+		for _, sent := range []string{"", "trace-ws-42"} {
+			hdr := http.Header{}
+			if sent != "" {
+				hdr.Set("X-Request-Id", sent)
+			}
+			d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}
+			c, res, err := d.Dial(url, hdr)
+			if err != nil {
+				t.Fatalf("dial: %v (%v)", err, res)
+			}
+			c.Close()
+			got := res.Header.Get("X-Request-Id")
+			switch {
+			case res.StatusCode != http.StatusSwitchingProtocols:
+				t.Errorf("status %d, want 101", res.StatusCode)
+			case sent == "" && !strings.HasPrefix(got, "req_"):
+				t.Errorf("101 without a request id sent: X-Request-Id %q, want a req_ id", got)
+			case sent != "" && got != sent:
+				t.Errorf("101 with X-Request-Id %q sent: X-Request-Id %q", sent, got)
+			}
+		}
+	})
+}

@@ -2,17 +2,21 @@ package hookwire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxURLLength bounds an endpoint URL.
 const MaxURLLength = 2048
+
+// LookupTimeout bounds CheckURL's lookup of a host name, so saving an
+// endpoint stays quick when the name servers do not answer.
+const LookupTimeout = 2 * time.Second
 
 // Address kinds the guard refuses, worded for merchants.
 const (
@@ -146,7 +150,9 @@ func urlErr(cause error, format string, args ...any) *URLError {
 // resolver (net.DefaultResolver when nil), must not be loopback, private,
 // link-local, CGNAT, unspecified, multicast or reserved, IPv4-mapped forms
 // included; names that only resolve locally (see localNameKind) are
-// refused without a lookup.
+// refused without a lookup. A name that resolves to nothing (not found, or
+// not looked up within LookupTimeout) is taken: nothing it points at can
+// be refused yet, and Dialer checks it again at each delivery.
 //
 // A refusal is a *URLError whose message is fit for the merchant; if ctx
 // ends during the lookup, the ctx error is returned instead.
@@ -204,19 +210,18 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.
 	if resolver == nil {
 		resolver = net.DefaultResolver
 	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	lookupCtx, cancel := context.WithTimeout(ctx, LookupTimeout)
+	defer cancel()
+	addrs, err := resolver.LookupNetIP(lookupCtx, "ip", host)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			return urlErr(err, "URL host %s could not be found; check the host name", host)
-		}
-		return urlErr(err, "URL host %s could not be looked up just now; try again later", host)
-	}
-	if len(addrs) == 0 {
-		return urlErr(nil, "URL host %s could not be found; check the host name", host)
+		// The name resolves to nothing now: no such host, no answer in
+		// time, or a failing name server. There is no address to refuse,
+		// and the merchant's URL is not wrong for that; Dialer checks the
+		// addresses the name has at each delivery.
+		return nil
 	}
 	for _, addr := range addrs {
 		if kind := blockedKind(addr); kind != "" {

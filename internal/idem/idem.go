@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"merchantpay/ent"
 	"merchantpay/internal/apperr"
@@ -25,7 +26,7 @@ import (
 	"merchantpay/internal/validate"
 )
 
-// MaxKeyLength is the longest Idempotency-Key accepted.
+// MaxKeyLength is the longest Idempotency-Key accepted, in characters.
 const MaxKeyLength = 255
 
 // TTL is how long a stored answer is replayed.
@@ -160,9 +161,9 @@ func (s *Store) enter(req Request) (string, error) {
 }
 
 // CheckKey checks an Idempotency-Key: VALIDATION_ERROR when it is too long
-// or not text.
+// (more than MaxKeyLength characters, not bytes) or not text.
 func CheckKey(key string) error {
-	if len(key) > MaxKeyLength {
+	if utf8.RuneCountInString(key) > MaxKeyLength {
 		return &apperr.Error{Kind: apperr.Validation,
 			Message: "Idempotency-Key must be at most 255 characters",
 			Fields:  []apperr.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}}

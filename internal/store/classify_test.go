@@ -34,16 +34,23 @@ func TestClassifyUnavailable(t *testing.T) {
 		"not accepting":            &pq.Error{Code: "55000", Message: `database "x" is not currently accepting connections`},
 		"cannot connect now":       &pq.Error{Code: "57P03", Message: "the database system is starting up"},
 		"i/o timeout (stalled DB)": &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded},
+		"crash shutdown":           &pq.Error{Code: "57P02", Message: "terminating connection because of crash of another server process"},
+		"database dropped":         &pq.Error{Code: "57P04", Message: "terminating connection due to database drop"},
+		"database does not exist":  &pq.Error{Code: "3D000", Message: `database "x" does not exist`},
+		"out of memory":            &pq.Error{Code: "53200", Message: "out of memory"},
 	} {
 		if e := apperr.As(store.Classify(err)); e.Kind != apperr.Unavailable {
 			t.Errorf("%s: %s, want UNAVAILABLE", name, e.Kind)
 		}
 	}
 	for name, err := range map[string]error{
-		"unique":        &pq.Error{Code: "23505", Message: "duplicate key"},
-		"other 55000":   &pq.Error{Code: "55000", Message: "object not in prerequisite state"},
-		"plain":         errors.New("ledger: something else"),
-		"already typed": apperr.New(apperr.Validation, "bad"),
+		"unique":                  &pq.Error{Code: "23505", Message: "duplicate key"},
+		"other 55000":             &pq.Error{Code: "55000", Message: "object not in prerequisite state"},
+		"query canceled by admin": &pq.Error{Code: "57000", Message: "operator intervention"},
+		"no such table":           &pq.Error{Code: "42P01", Message: `relation "x" does not exist`},
+		"no such schema":          &pq.Error{Code: "3F000", Message: `schema "x" does not exist`},
+		"plain":                   errors.New("ledger: something else"),
+		"already typed":           apperr.New(apperr.Validation, "bad"),
 	} {
 		if e := apperr.As(store.Classify(err)); e.Kind == apperr.Unavailable {
 			t.Errorf("%s: classified UNAVAILABLE", name)

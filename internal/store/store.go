@@ -293,19 +293,35 @@ func Classify(err error) error {
 	return err
 }
 
+// unreachableClasses and unreachableStates are the PostgreSQL SQLSTATE
+// classes and codes that say the database cannot be reached or used now,
+// whatever the statement: Unreachable's table.
+var (
+	unreachableClasses = map[pq.ErrorClass]bool{
+		"08": true, // connection exception
+		"53": true, // insufficient resources: too many connections (53300), disk full, out of memory
+	}
+	unreachableStates = map[pq.ErrorCode]bool{
+		"57P01": true, // admin_shutdown
+		"57P02": true, // crash_shutdown
+		"57P03": true, // cannot_connect_now: starting up, shutting down, in recovery
+		"57P04": true, // database_dropped
+		"57P05": true, // idle_session_timeout: the server closed the connection
+		"3D000": true, // invalid_catalog_name: the database does not exist (dropped, not yet created)
+	}
+)
+
 // Unreachable reports whether err says the database cannot be reached or will
 // not serve (answered 503 UNAVAILABLE), as opposed to refusing a statement: a
 // connection refused, reset, closed mid-answer or timed out; the server
-// shutting down or not accepting connections; too many connections or no
-// resources left.
+// shutting down or not accepting connections; the database gone; too many
+// connections or no resources left.
 func Unreachable(err error) bool {
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
-		switch code := string(pqErr.Code); {
-		case strings.HasPrefix(code, "08"), // connection exception
-			strings.HasPrefix(code, "57P"), // operator intervention: shutdown, cannot connect now
-			strings.HasPrefix(code, "53"),  // insufficient resources: too many connections, disk full
-			code == "55000" && strings.Contains(pqErr.Message, "not currently accepting connections"):
+		switch {
+		case unreachableClasses[pqErr.Code.Class()], unreachableStates[pqErr.Code],
+			pqErr.Code == "55000" && strings.Contains(pqErr.Message, "not currently accepting connections"):
 			return true
 		}
 		return false

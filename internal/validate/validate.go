@@ -92,3 +92,39 @@ func Name(s string) string {
 	}
 	return ""
 }
+
+// QueryProblem is a parameter of a URL's query string that cannot be read:
+// Field names it ("query" when its name cannot be read either).
+type QueryProblem struct{ Field, Message string }
+
+// Query checks a URL's raw query string. Where url.ParseQuery fails (a
+// bad percent-escape, a ';' between parameters), the parameters it would
+// drop are returned, so a request is refused instead of read without
+// them; nil when the whole query string reads.
+func Query(raw string) []QueryProblem {
+	if _, err := url.ParseQuery(raw); err == nil {
+		return nil
+	}
+	var out []QueryProblem
+	// As url.ParseQuery splits and decodes.
+	for pair := range strings.SplitSeq(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(pair, "=")
+		name, keyErr := url.QueryUnescape(key)
+		if keyErr != nil || strings.Contains(key, ";") {
+			name = "query"
+		}
+		switch _, valueErr := url.QueryUnescape(value); {
+		case strings.Contains(pair, ";"):
+			out = append(out, QueryProblem{name, "must separate parameters with '&', not ';'"})
+		case keyErr != nil || valueErr != nil:
+			out = append(out, QueryProblem{name, "is not valid URL encoding: write '%' as %25, and a byte as % and two hex digits"})
+		}
+	}
+	if out == nil { // not expected: ParseQuery failed on no pair
+		out = append(out, QueryProblem{"query", "is not a valid URL query string"})
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,6 +19,21 @@ func TestReference(t *testing.T) {
 	for _, s := range cases {
 		if got, want := Reference(s) == "", rule.MatchString(s); got != want {
 			t.Errorf("Reference(%q) accepted %v, the rule says %v", s, got, want)
+		}
+	}
+}
+
+func TestQuery(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                         "[]",
+		"limit=5&cursor=abc%3D%3D": "[]",
+		"a=%E2%82%AC&&b=+x":        "[]",
+		"cursor=%zz":               "[{cursor is not valid URL encoding: write '%' as %25, and a byte as % and two hex digits}]",
+		"limit=1;cursor=x":         "[{limit must separate parameters with '&', not ';'}]",
+		"%zz=1&ok=1&c=%":           "[{query is not valid URL encoding: write '%' as %25, and a byte as % and two hex digits} {c is not valid URL encoding: write '%' as %25, and a byte as % and two hex digits}]",
+	} {
+		if got := fmt.Sprint(Query(raw)); got != want {
+			t.Errorf("Query(%q) = %s, want %s", raw, got, want)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -24,10 +23,6 @@ import (
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
 )
-
-// urlCheckTimeout bounds the DNS lookup of an endpoint's host name: the
-// check may run inside the request's database transaction.
-const urlCheckTimeout = 3 * time.Second
 
 // Service manages endpoints and reads and redelivers deliveries.
 type Service struct {
@@ -120,16 +115,10 @@ func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput) (*ent.
 	return ep, store.Classify(err)
 }
 
-// checkURL checks where raw points (hookwire.CheckURL), the lookup bounded by
-// urlCheckTimeout.
+// checkURL checks where raw points (hookwire.CheckURL, whose lookup is
+// bounded by hookwire.LookupTimeout).
 func (s *Service) checkURL(ctx context.Context, raw string) error {
-	ctx, cancel := context.WithTimeout(ctx, urlCheckTimeout)
-	defer cancel()
-	err := hookwire.CheckURL(ctx, raw, s.allowPrivate, s.Resolver)
-	if err != nil && ctx.Err() != nil && !errors.As(err, new(*hookwire.URLError)) {
-		return &hookwire.URLError{Reason: "URL host could not be looked up just now; try again later", Err: err}
-	}
-	return err
+	return hookwire.CheckURL(ctx, raw, s.allowPrivate, s.Resolver)
 }
 
 // dedupe keeps the first of each name, in order; never nil, so an endpoint

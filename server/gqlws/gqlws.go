@@ -168,7 +168,14 @@ func (s *Server) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		s.refuse(w, r, s.tooManySockets())
 		return
 	}
-	ws, err := s.upgrader.Upgrade(w, r, nil)
+	// gorilla writes the 101 itself, from its own header argument and not
+	// w's: the request id the middleware set on w goes along, as on every
+	// answer.
+	var hdr http.Header
+	if id := w.Header().Values("X-Request-Id"); len(id) > 0 {
+		hdr = http.Header{"X-Request-Id": id}
+	}
+	ws, err := s.upgrader.Upgrade(w, r, hdr)
 	if err != nil {
 		s.release(key)
 		// gorilla has answered the request with an HTTP error.

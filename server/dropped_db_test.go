@@ -1,0 +1,44 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"merchantpay/internal/testdb"
+	"merchantpay/server/servertest"
+)
+
+// A PostgreSQL database dropped under the running service (every new
+// connection then fails with 3D000, database does not exist) is a database
+// that cannot be reached: 503 UNAVAILABLE, not 500 INTERNAL_ERROR.
+func TestDroppedDatabaseIsUnavailable(t *testing.T) {
+	dbURL := testdb.PostgresURL(t)
+	e := servertest.New(t, dbURL, servertest.WithoutWorkers())
+	m := e.Merchant("Gone")
+	e.REST("GET", "/wallets", m.TestSecret, nil).Expect(200)
+
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("postgres", os.Getenv("TEST_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)"); err != nil {
+		t.Fatal(err)
+	}
+	// The first requests may meet the pool's killed connections; every
+	// answer, those and the ones on new connections, is 503.
+	for i := 0; i < 6; i++ {
+		r := e.REST("GET", "/wallets", m.TestSecret, nil)
+		if r.Status != 503 || r.Code() != "UNAVAILABLE" {
+			t.Errorf("request %d: %d %s; want 503 UNAVAILABLE", i, r.Status, r.Body)
+		}
+	}
+}
