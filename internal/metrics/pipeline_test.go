@@ -22,7 +22,7 @@ import (
 // wait for fan-out and the age of the one queued first, counting a queued
 // id whose event is not found but giving it no age, as the queue's first.
 func TestPipelineOutbox(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		written := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
 		now := written
