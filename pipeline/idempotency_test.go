@@ -21,7 +21,7 @@ import (
 // it again; anything else goes on down the chain; an extractor's refusal
 // runs nothing.
 func TestIdempotency(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		store := idem.New(testdb.Open(t, url), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 		p := pipeline.New(&fakeAuth{}, nil, store)
 		runs, answers, passed := 0, 0, 0
@@ -82,7 +82,7 @@ func TestIdempotency(t *testing.T) {
 // and the key is forgotten. Elsewhere, and without an Idempotency-Key, the
 // key is looked up first.
 func TestConfirmSeenKey(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		store := idem.New(testdb.Open(t, url), clock.Real{})
 		auth := &fakeAuth{seen: map[string]merchants.Principal{"SECK_seen": {MerchantID: "m1", Mode: "test", Kind: merchants.Secret, KeyHash: "h-gone"}}}
 		p := pipeline.New(auth, nil, store)
@@ -123,7 +123,7 @@ func TestConfirmSeenKey(t *testing.T) {
 // write it sends outside runs with no transaction, another in the store's;
 // a request that is no write does not ask it.
 func TestOutsideAfterExtractor(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		store := idem.New(testdb.Open(t, url), clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 		p := pipeline.New(&fakeAuth{}, nil, store)
 		type found struct{ provider bool }

@@ -22,7 +22,7 @@ import (
 // on the way look the key up first, and are refused for a dead key before
 // anything runs. A live seen key goes through them all.
 func TestKeyInBody(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		store := idem.New(testdb.Open(t, url), clock.Real{})
 		auth := &fakeAuth{seen: map[string]merchants.Principal{
 			"SECK_seen": {MerchantID: "m1", Mode: "test", Kind: merchants.Secret, KeyHash: "h-gone"},

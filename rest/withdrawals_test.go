@@ -938,7 +938,7 @@ func TestWithdrawIdempotencyKeyRace(t *testing.T) {
 // settle, and sees a new instance on the same database carry them through,
 // including one whose worker died while holding its lease.
 func TestWithdrawRestart(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		// The first instance only works when woken, so it stays quiet once
 		// its database is closed.
 		a := servertest.New(t, dbURL, servertest.With("JOBS_POLL_INTERVAL", "1h"))

@@ -22,7 +22,7 @@ func runCLI(t *testing.T, args ...string) (code int, out []byte, errOut string) 
 }
 
 func TestPairsCLI(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		t.Setenv("DATABASE_URL", url)
 		t.Setenv("PRICE_SOURCE", "static")
 		t.Setenv("LOG_LEVEL", "error")
@@ -130,7 +130,7 @@ func TestPairsCLI(t *testing.T) {
 // address without a dotted domain, or longer than 254 characters, is
 // refused with nothing created and nothing on stdout.
 func TestMerchantCreateEmail(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		t.Setenv("DATABASE_URL", url)
 		t.Setenv("LOG_LEVEL", "error")
 		for _, email := range []string{"a@b", strings.Repeat("a", 250) + "@b.example", "not-an-email"} {

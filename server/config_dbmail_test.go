@@ -48,7 +48,7 @@ func TestDatabaseConfig(t *testing.T) {
 // in the error envelope, not 500, and the service answers again once the
 // lock is gone; the pool is DATABASE_MAX_CONNS large.
 func TestStatementTimeoutAnswersUnavailable(t *testing.T) {
-	url := testdb.PostgresURL(t)
+	url := testdb.MigratedPostgresURL(t)
 	e := servertest.New(t, url, servertest.WithoutWorkers(),
 		servertest.With("DATABASE_STATEMENT_TIMEOUT", "200ms"), servertest.With("DATABASE_MAX_CONNS", "5"))
 	if got := e.App.DB.SQL().Stats().MaxOpenConnections; got != 5 {

@@ -17,7 +17,7 @@ import (
 // refuses to show the page any other route's answer.
 func TestPublicKeyFromBrowser(t *testing.T) {
 	dir := browserDir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Browser Shop")
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -73,7 +73,7 @@ func TestPublicKeyFromBrowser(t *testing.T) {
 // public-key route needs no key; a wrong method there lists OPTIONS among
 // the allowed; secret-key routes carry no CORS header and refuse OPTIONS.
 func TestPublicKeyCORSHeaders(t *testing.T) {
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Header Shop")
 	pre := e.REST(http.MethodOptions, "/misc/banks", "", nil,
 		"Origin", "https://shop.example", "Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "x-api-key")

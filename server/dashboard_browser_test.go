@@ -59,7 +59,7 @@ type dashboardSeen struct {
 // It needs no database feature: SQLite only.
 func TestDashboardInBrowser(t *testing.T) {
 	dir := browserDir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t), servertest.With("EVENTS_POLL_INTERVAL", "50ms"))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t), servertest.With("EVENTS_POLL_INTERVAL", "50ms"))
 	m := e.Merchant("Dashboard Shop")
 	acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
 	e.REST("POST", "/wallets", m.TestSecret, sampleWallet("cust-dash-1")).Expect(201)

@@ -170,7 +170,7 @@ func TestKeyLastUsed(t *testing.T) {
 // `merchant roll-keys --overlap` prints when the old keys stop; more than
 // 24 hours is refused naming the option.
 func TestRollKeysCLIOverlap(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		t.Setenv("DATABASE_URL", url)
 		t.Setenv("LOG_LEVEL", "error")
 		code, out, stderr := runCLI(t, "merchant", "create", "--name", "Overlap Co", "--email", "ops@overlap.example")

@@ -21,7 +21,7 @@ import (
 // wrong method. No route needs a key: the page asks for one. The routes
 // meet no database feature: SQLite only.
 func TestDashboardRoutes(t *testing.T) {
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	var version string
 	for _, p := range []string{"/dashboard", "/dashboard/"} {
 		page := e.Do("GET", p, "", nil).Expect(200)

@@ -25,7 +25,7 @@ func TestMeSimulations(t *testing.T) {
 		{"none", []servertest.Option{servertest.WithSimulations(rails.SimulationsInNoMode)}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := servertest.New(t, testdb.SQLiteURL(t), c.opts...)
+			e := servertest.New(t, testdb.MigratedSQLiteURL(t), c.opts...)
 			m := e.Merchant("Simulated Shop")
 			for key, want := range map[string]bool{m.TestSecret: c.test, m.LiveSecret: c.live} {
 				me := e.GQL(key, `{ me { mode simulations } }`, nil).GQLData()["me"].(map[string]any)

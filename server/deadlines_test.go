@@ -354,7 +354,7 @@ func TestHandlerTimeoutEndsTheRequest(t *testing.T) {
 // the log calls it a warning, not an error of the request. PostgreSQL only:
 // SQLite's readers cannot be held this way.
 func TestGraphQLUnavailableSaysWhenToRetry(t *testing.T) {
-	e := servertest.New(t, testdb.PostgresURL(t), servertest.With("HTTP_HANDLER_TIMEOUT", "2s"),
+	e := servertest.New(t, testdb.MigratedPostgresURL(t), servertest.With("HTTP_HANDLER_TIMEOUT", "2s"),
 		servertest.WithoutWorkers(), servertest.CaptureLogs())
 	m := e.Merchant("Acme Pay")
 	ctx := context.Background()

@@ -16,7 +16,7 @@ import (
 // the service alone, with no request elsewhere and no CSP violation.
 func TestDocsInBrowser(t *testing.T) {
 	dir := browserDir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	shot := filepath.Join(t.TempDir(), "docs.png")
 	out := runBrowser(t, dir, "docs.mjs", map[string]any{
 		"url": e.URL + "/docs", "title": "merchantpay REST API", "operation": "Start a withdrawal", "screenshot": shot,

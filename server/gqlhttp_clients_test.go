@@ -17,7 +17,7 @@ import (
 // SQLite: the transport does not depend on the database.
 func TestGraphQLHTTPAudit(t *testing.T) {
 	nodetest.Dir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Audited Shop")
 	out := nodetest.Run(t, 2*time.Minute, nil, "audit.mjs", e.URL+"/graphql", m.TestSecret)
 	var results []struct{ ID, Name, Status, Reason string }
@@ -43,7 +43,7 @@ func TestGraphQLHTTPAudit(t *testing.T) {
 // key, and read a validation failure as GraphQL errors.
 func TestGraphQLHTTPClients(t *testing.T) {
 	nodetest.Dir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Client Shop")
 	out := nodetest.Run(t, 2*time.Minute, nil, "clients.mjs", e.URL+"/graphql", m.TestSecret)
 	type request struct {

@@ -26,7 +26,7 @@ import (
 // `go test -artifacts`). It needs no database feature: SQLite only.
 func TestGraphiQLInBrowser(t *testing.T) {
 	dir := browserDir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("GraphiQL Shop")
 	acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic"}).Expect(201).Data()["account_number"].(string)
 	shot := filepath.Join(t.ArtifactDir(), "graphiql.png")

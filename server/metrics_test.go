@@ -164,7 +164,7 @@ func TestMetricsLedgerCheck(t *testing.T) {
 // Every metric the operators' dashboard and alerts (docs/) query is one
 // the service serves: a renamed metric would leave a panel blank.
 func TestDashboardQueriesServedMetrics(t *testing.T) {
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Dashboard")
 	e.REST(http.MethodGet, "/balances", m.TestSecret, nil).Expect(200)
 	e.App.Metrics.ObserveDelivery(200, "", time.Millisecond)

@@ -47,7 +47,7 @@ func run(t *testing.T, dir string, timeout time.Duration, name string, args ...s
 // recommended rules: no error and no warning.
 func TestOpenAPILint(t *testing.T) {
 	dir := openapiTools(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	doc := filepath.Join(t.TempDir(), "openapi.json")
 	if err := os.WriteFile(doc, e.Do(http.MethodGet, "/openapi.json", "", nil).Expect(200).Body, 0o644); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestOpenAPILint(t *testing.T) {
 // account, sandbox bank transfer, withdrawal.
 func TestOpenAPIClient(t *testing.T) {
 	dir := openapiTools(t)
-	e := servertest.New(t, testdb.SQLiteURL(t))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	m := e.Merchant("Typed Client")
 	work := t.TempDir()
 	bin := func(parts ...string) string { return filepath.Join(append([]string{dir, "node_modules"}, parts...)...) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"merchantpay/internal/testdb"
 	"merchantpay/rest"
 	"merchantpay/server/servertest"
 )
@@ -45,7 +46,7 @@ func TestParity(t *testing.T) {
 // The table has a row for every REST route and every GraphQL root field: a
 // route or field added without one fails here.
 func TestParityCoversEveryOperation(t *testing.T) {
-	e := servertest.New(t, "sqlite:"+t.TempDir()+"/parity.db", servertest.WithoutWorkers())
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t), servertest.WithoutWorkers())
 	rows := parityRows(t, e)
 	routes, fields := map[string]bool{}, map[string]bool{}
 	for _, row := range rows {

@@ -21,6 +21,7 @@ import (
 	"merchantpay/internal/rails/paystack"
 	"merchantpay/internal/rails/paystack/paystackfake"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
 	"merchantpay/server/servertest"
 )
 
@@ -364,7 +365,7 @@ func indexRails(t *testing.T, e *servertest.Env) map[string]any {
 // TestLiveOnTheSandbox: with LIVE_RAILS unset, live mode runs on the
 // sandbox as before, says so on GET /, and keeps the simulations.
 func TestLiveOnTheSandbox(t *testing.T) {
-	e := servertest.New(t, "sqlite:"+t.TempDir()+"/s.db")
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t))
 	if got := indexRails(t, e); got["test"] != "sandbox" || got["live"] != "sandbox" {
 		t.Errorf("GET / rails: %v", got)
 	}

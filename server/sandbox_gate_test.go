@@ -25,7 +25,7 @@ import (
 // and from the hosted checkout page alike, and changes nothing: the
 // operations refuse, not the transports.
 func TestSimulationsOffAreNotFound(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		e := envWithoutSimulations(t, dbURL)
 		m := cpMerchant(t, e, "No Sandbox")
 		acc := e.REST("POST", "/accounts", m.TestSecret, map[string]any{"account_type": "static_dynamic", "currency": "NGN"}).Expect(201).Data()

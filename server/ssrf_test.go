@@ -196,7 +196,7 @@ func deposit(t *testing.T, e *servertest.Env, key string) {
 // refused at connect time and reads refused_address; the service is never
 // reached, and nothing a merchant can read holds its answer or its address.
 func TestWebhookSSRFRefusedAtDelivery(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		dns := ssrfDNS()
 		inner := newSecretService(t)
 		e := servertest.New(t, dbURL, append(fast, servertest.WithWebhookGuard(), servertest.WithWebhookResolver(dns.Resolver()))...)
@@ -263,7 +263,7 @@ func TestWebhookSSRFRefusedAtDelivery(t *testing.T) {
 // development) does reach the internal service and shows its answer: the
 // refusals above are the guard's doing, not the set-up's.
 func TestWebhookSSRFAllowPrivateReaches(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		dns := ssrfDNS()
 		inner := newSecretService(t)
 		e := servertest.New(t, dbURL, append(fast, servertest.With("WEBHOOK_ALLOW_PRIVATE", "true"), servertest.WithWebhookResolver(dns.Resolver()))...)

@@ -138,7 +138,7 @@ func TestTracesOfAWithdrawal(t *testing.T) {
 func TestTracingCollectorDownSlowsNothing(t *testing.T) {
 	rcv := otlptest.New(t)
 	rcv.Stall()
-	e := servertest.New(t, testdb.SQLiteURL(t), servertest.With("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL))
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t), servertest.With("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL))
 	m := e.Merchant("Untraced")
 	start := time.Now()
 	for i := 0; i < 50; i++ {

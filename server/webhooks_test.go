@@ -470,7 +470,7 @@ func TestWebhookMerchantIsolation(t *testing.T) {
 }
 
 func TestEmailNotification(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		smtp := smtptest.New(t)
 		e := servertest.New(t, url, append(fast, servertest.With("SMTP_URL", smtp.URL()))...)
 		m := e.Merchant("Acme Pay")
@@ -549,7 +549,7 @@ func TestEmailKeptWithoutSMTP(t *testing.T) {
 // Two instances on one PostgreSQL: events made on one reach a subscriber on
 // the other, and every delivery is sent once while both dispatchers run.
 func TestTwoInstances(t *testing.T) {
-	url := testdb.PostgresURL(t)
+	url := testdb.MigratedPostgresURL(t)
 	e1 := servertest.New(t, url, fast...)
 	e2 := servertest.New(t, url, fast...)
 	e2.Clock.Set(e1.Clock.Now())
@@ -624,7 +624,7 @@ func TestTwoInstances(t *testing.T) {
 // The reference implementation (npm standardwebhooks) verifies a delivery.
 func TestWebhookVerifiedByStandardWebhooksJS(t *testing.T) {
 	nodetest.Dir(t)
-	e := servertest.New(t, testdb.SQLiteURL(t), fast...)
+	e := servertest.New(t, testdb.MigratedSQLiteURL(t), fast...)
 	m := e.Merchant("Acme Pay")
 	rcv := newReceiver(t, always(200))
 	_, secret := endpoint(t, e, m.TestSecret, rcv.srv.URL)

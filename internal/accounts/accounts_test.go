@@ -95,7 +95,7 @@ func walletInput(ref string) wallets.CreateInput {
 }
 
 func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := setup(t, url)
 		taken, _ := banks.MakeNUBAN("035", 123456789)
 		free, _ := banks.MakeNUBAN("035", 987654321)
@@ -146,7 +146,7 @@ func TestIssueRetriesOnAccountNumberCollision(t *testing.T) {
 }
 
 func TestByNumberAndClose(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := setup(t, url)
 		if _, err := f.svc.wallets.Create(f.a, nil, walletInput("w"), nil); err != nil {
 			t.Fatal(err)

@@ -90,7 +90,7 @@ func expect(t *testing.T, ch <-chan *ent.Event, want ...*ent.Event) {
 }
 
 func TestReplayAfterThenLive(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{})
 		var mine []*ent.Event
 		for i := 0; i < 5; i++ {
@@ -115,7 +115,7 @@ func TestReplayAfterThenLive(t *testing.T) {
 }
 
 func TestTypesFilter(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{})
 		first := e.emit(alice, "deposit.pending")
 		ctx, cancel := context.WithCancel(context.Background())
@@ -131,7 +131,7 @@ func TestTypesFilter(t *testing.T) {
 }
 
 func TestSubscribeErrors(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{})
 		bobs := e.emit(bob, "deposit.success")
 		ctx := context.Background()
@@ -150,7 +150,7 @@ func TestSubscribeErrors(t *testing.T) {
 
 // Events committed while the subscriber replays reach it exactly once.
 func TestReplayRacesLiveNoGapNoDuplicate(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{Buffer: 4})
 		first := e.emit(alice, "deposit.success")
 		for i := 0; i < 150; i++ {
@@ -205,7 +205,7 @@ func TestReplayRacesLiveNoGapNoDuplicate(t *testing.T) {
 // A subscriber that stops reading does not hold up another, and gets every
 // event once when it reads again.
 func TestSlowSubscriberCatchesUp(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{Buffer: 2, Backlog: 100})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -225,7 +225,7 @@ func TestSlowSubscriberCatchesUp(t *testing.T) {
 }
 
 func TestTooSlowSubscriberIsClosed(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{Buffer: 1, Backlog: 3})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -261,7 +261,7 @@ func TestTooSlowSubscriberIsClosed(t *testing.T) {
 }
 
 func TestCancelClosesChannel(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		e := setup(t, url, broker.Config{})
 		first := e.emit(alice, "deposit.success")
 		e.emit(alice, "deposit.success")
@@ -279,7 +279,7 @@ func TestCancelClosesChannel(t *testing.T) {
 // PostgreSQL may make ids visible out of order: the later commit of a
 // smaller id still reaches live subscribers, once.
 func TestOutOfOrderCommit(t *testing.T) {
-	e := setup(t, testdb.PostgresURL(t), broker.Config{})
+	e := setup(t, testdb.MigratedPostgresURL(t), broker.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := e.subscribe(ctx, alice, nil, "")
@@ -322,7 +322,7 @@ func TestOutOfOrderCommit(t *testing.T) {
 // Issue 8's target is at most 30 KiB per idle subscriber; the broker's
 // share must be a small part of it.
 func TestIdleSubscribersAreLight(t *testing.T) {
-	e := setup(t, testdb.SQLiteURL(t), broker.Config{})
+	e := setup(t, testdb.MigratedSQLiteURL(t), broker.Config{})
 	const n = 10000
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,7 +13,7 @@ import (
 // NOTIFY, and does not wake its own instance a second time through its own
 // listener.
 func TestSignalAcrossInstances(t *testing.T) {
-	url := testdb.PostgresURL(t)
+	url := testdb.MigratedPostgresURL(t)
 	start := func() (*broker.Signal, <-chan struct{}) {
 		s := broker.NewSignal(testdb.Open(t, url), url, nil)
 		woken := s.Register()

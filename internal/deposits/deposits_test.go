@@ -108,7 +108,7 @@ func (f *fixture) service(t *testing.T, cfg Config) *Service {
 // TestFeeAndSystemCaller books deposits with an operator fee, as the rails'
 // webhook would (system context), and checks the postings.
 func TestFeeAndSystemCaller(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := setup(t, url)
 		s := f.service(t, Config{Fee: Fee{Flat: dec("10"), Percent: dec("1.5")}})
 		acc, err := f.acc.CreateGlobal(f.ada, nil, accounts.CreateInput{}, "")

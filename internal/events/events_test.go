@@ -25,7 +25,7 @@ import (
 // statement that carries it (PostgreSQL) or right after it (SQLite). A
 // rolled-back transaction queues nothing.
 func TestEventsAreQueuedForFanOut(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		ob := events.New(db, clock.NewFake(time.Now()))
 		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
@@ -131,7 +131,7 @@ func carry(ctx context.Context, db *store.DB, tx *ent.Tx, st store.Stmt) error {
 // acts for no tenant and is not the system is refused, as the tenant rule
 // refuses any write.
 func TestEmitAllStoresAnEventPerTransaction(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		at := time.Date(2026, 11, 27, 4, 5, 6, 7e6, time.UTC)
 		ob := events.New(db, clock.NewFake(at))

@@ -28,7 +28,7 @@ func answer(status int, body string, commit bool, calls *int) idem.Handler {
 // request under the key is refused; a stored error is replayed too; after
 // the TTL the key is free again.
 func TestDoKeyLifecycle(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := idem.New(db, clk)
@@ -86,7 +86,7 @@ func TestDoKeyLifecycle(t *testing.T) {
 // effect is rolled back and the stored answer is replayed, without running
 // the handler again.
 func TestDoRecordStoredFirstElsewhere(t *testing.T) {
-	db := testdb.Open(t, testdb.PostgresURL(t))
+	db := testdb.Open(t, testdb.MigratedPostgresURL(t))
 	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := idem.New(db, clk)
 	ctx := context.Background()
@@ -124,7 +124,7 @@ func TestDoRecordStoredFirstElsewhere(t *testing.T) {
 // keyed or not, as an argument; what the handler writes in it commits with
 // its answer and is rolled back with a refusal. DoLookup hands none.
 func TestDoHandsTheTransaction(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := idem.New(db, clk)
@@ -184,7 +184,7 @@ func TestDoHandsTheTransaction(t *testing.T) {
 // TestPurgeDeletesExpiredOnly: Purge removes the records past their TTL
 // and keeps the live ones, on both databases.
 func TestPurgeDeletesExpiredOnly(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := idem.New(db, clk)

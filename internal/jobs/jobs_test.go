@@ -18,7 +18,7 @@ import (
 // fails, the others are still recorded, each on its own, and only the bad
 // item reports an error.
 func TestInBatchAll(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		ctx := tenant.System(context.Background())
 		db, err := store.Open(ctx, dbURL)
 		if err != nil {

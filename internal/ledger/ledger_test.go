@@ -41,7 +41,7 @@ type fixture struct {
 // ledger's invariants afterwards.
 func each(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	t.Helper()
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		f := &fixture{db: db, clock: clock.NewFake(t0), ctx: context.Background()}
 		f.l = ledger.New(db, f.clock, rails.SimulationsInEveryMode)

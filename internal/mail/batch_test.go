@@ -108,7 +108,7 @@ func (r *mailerRun) emails(t *testing.T) []*ent.EmailNotification {
 // The e-mails due together go over one connection (STARTTLS and AUTH
 // once): a message the server refuses does not end it, and is retried.
 func TestMailerBatchOneConnection(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		srv := smtptest.NewWith(t, smtptest.Options{TLS: smtptest.StartTLS, Username: "mailer", Password: "pw"})
 		srv.FailNext(1)
 		r := startMailer(t, url, smtpFor(t, srv, credsURL(srv, "mailer:pw", "starttls=required")), 5)
@@ -151,7 +151,7 @@ func TestMailerBatchOneConnection(t *testing.T) {
 // retried on schedule, and neither the log nor the stored error shows
 // the password.
 func TestMailerRequiredSTARTTLSRefused(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		const password = "pa55-w0rd-xyz"
 		srv := smtptest.NewWith(t, smtptest.Options{Username: "mailer", Password: password})
 		r := startMailer(t, url, smtpFor(t, srv, credsURL(srv, "mailer:"+password, "starttls=required")), 1)

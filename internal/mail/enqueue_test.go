@@ -25,7 +25,7 @@ import (
 // the same e-mail as from the whole event; an event whose merchant does
 // not exist queues nothing and holds nothing up.
 func TestEnqueueWithoutPayload(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db, sys, ob, m := newMailEnv(t, url, [3]string{"m_1", "Ada's Shop", "ada@example.com"})
 		c := db.Reader()
 		whole, _ := eventtest.Emit(t, db, ob, tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}, "deposit.success")
@@ -120,7 +120,7 @@ func TestEnqueueAllBatch(t *testing.T) {
 }
 
 func testEnqueueInBatch(t *testing.T, smtp *mail.SMTP, want string) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db, sys, ob, m := newMailEnvSMTP(t, url, smtp,
 			[3]string{"m_1", "Ada's Shop", "m_1@example.com"}, [3]string{"m_2", "Kofi Ltd", "m_2@example.com"})
 		c := db.Reader()
@@ -171,7 +171,7 @@ func testEnqueueInBatch(t *testing.T, smtp *mail.SMTP, want string) {
 // Without SMTP the kept e-mail is logged once its transaction commits, and
 // not at all when it rolls back (nothing was kept).
 func TestKeptLoggedAfterCommit(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db, sys, ob, _ := newMailEnv(t, url, [3]string{"m_1", "Ada's Shop", "ada@example.com"})
 		var logs bytes.Buffer
 		m := mail.New(db, clock.NewFake(time.Now()), mail.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -23,7 +23,7 @@ import (
 // wait for fan-out and the age of the one queued first, which is the next
 // one once fan-out took the first's queue row.
 func TestPipelineOutbox(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		written := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
 		now := written

@@ -136,7 +136,7 @@ func TestLoadPairsFile(t *testing.T) {
 // pairs; a CLI change survives a restart with the same file; editing the
 // pair's entry in the file applies it again; pairs left out of the file stay.
 func TestSeed(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		db := testdb.Open(t, url)
 		svc := New(db, clock.NewFake(time.Now()), Static{}, Options{})

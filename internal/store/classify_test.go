@@ -61,7 +61,7 @@ func TestClassifyUnavailable(t *testing.T) {
 // A unique index's refusal is told by its code on both databases, not by
 // its text; another constraint's is not a unique violation.
 func TestIsUniqueViolationByCode(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, func(t *testing.T, u string) {
 		db := testdb.Open(t, u)
 		ctx := context.Background()
 		for _, q := range []string{"CREATE TABLE uv (a TEXT UNIQUE, b TEXT NOT NULL)", "INSERT INTO uv VALUES ('x', 'y')"} {

@@ -51,7 +51,7 @@ func TestClassifyReadOnly(t *testing.T) {
 // SQLite's own refusal of a write to a read-only database is read-only,
 // and its other errors are not.
 func TestClassifySQLiteReadOnly(t *testing.T) {
-	db := testdb.Open(t, testdb.SQLiteURL(t))
+	db := testdb.Open(t, testdb.MigratedSQLiteURL(t))
 	ctx := context.Background()
 	if _, err := db.SQL().ExecContext(ctx, "SELECT * FROM no_such_table"); err == nil || store.ReadOnly(err) {
 		t.Errorf("missing table: %v, read-only %t", err, store.ReadOnly(err))

@@ -81,8 +81,7 @@ func (p *stallProxy) pipe(dst, src net.Conn) {
 // not hang a statement past its context: it ends stallGrace after the
 // context, as UNAVAILABLE, on a pooled connection and on a new one.
 func TestStalledDatabaseEndsWithContext(t *testing.T) {
-	base := testdb.PostgresURL(t)
-	testdb.Open(t, base).Close() // migrated
+	base := testdb.MigratedPostgresURL(t)
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)

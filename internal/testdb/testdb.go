@@ -1,6 +1,13 @@
 // Package testdb gives each test a fresh database: SQLite always, and
 // PostgreSQL too when TEST_DATABASE_URL is set (REQUIRE_POSTGRES=1 makes a
 // missing PostgreSQL a failure instead of a skip).
+//
+// Two kinds of fresh database: empty ones (Each, SQLiteURL, PostgresURL),
+// for tests of migration itself (adoption, upgrades, refusing an unmigrated
+// database), and migrated ones (EachMigrated, MigratedSQLiteURL,
+// MigratedPostgresURL), copies of a template migrated once (template.go),
+// for every other test. Open migrates either; on a migrated one it finds
+// nothing to do, as the service's start-up does.
 package testdb
 
 import (
@@ -8,7 +15,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,22 +40,58 @@ const (
 func Each(t *testing.T, fn func(t *testing.T, dbURL string)) {
 	t.Helper()
 	t.Run(SQLite, func(t *testing.T) { fn(t, SQLiteURL(t)) })
-	t.Run(Postgres, func(t *testing.T) {
-		u := PostgresURL(t)
-		fn(t, u)
-	})
+	t.Run(Postgres, func(t *testing.T) { fn(t, PostgresURL(t)) })
 }
 
-// SQLiteURL is a fresh SQLite database in the test's temporary directory.
+// EachMigrated runs fn as a subtest once per available database, with a
+// fresh, migrated database URL.
+func EachMigrated(t *testing.T, fn func(t *testing.T, dbURL string)) {
+	t.Helper()
+	t.Run(SQLite, func(t *testing.T) { fn(t, MigratedSQLiteURL(t)) })
+	t.Run(Postgres, func(t *testing.T) { fn(t, MigratedPostgresURL(t)) })
+}
+
+// SQLiteURL is a fresh, empty SQLite database in the test's temporary
+// directory.
 func SQLiteURL(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 }
 
+// MigratedSQLiteURL is a fresh, migrated SQLite database in the test's
+// temporary directory: a copy of the template.
+func MigratedSQLiteURL(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
+	defer cancel()
+	tmpl, err := sqliteTemplate(ctx)
+	if err != nil {
+		t.Fatalf("sqlite: migrated template: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "test.db")
+	if err := copyFile(tmpl, path); err != nil {
+		t.Fatalf("sqlite: copy of the migrated template: %v", err)
+	}
+	return "sqlite:" + path
+}
+
 var counter atomic.Int64
 
-// PostgresURL creates a fresh PostgreSQL database, dropped after the test.
-// It skips (or fails under REQUIRE_POSTGRES=1) when none is configured.
+// PostgresURL creates a fresh, empty PostgreSQL database, dropped after the
+// test. It skips (or fails under REQUIRE_POSTGRES=1) when none is
+// configured.
 func PostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, false)
+}
+
+// MigratedPostgresURL is PostgresURL with a migrated database: a clone of
+// the template.
+func MigratedPostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, true)
+}
+
+func postgresDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	base := os.Getenv("TEST_DATABASE_URL")
 	if base == "" {
@@ -63,7 +105,7 @@ func PostgresURL(t testing.TB) string {
 		t.Fatalf("postgres: %v", err)
 	}
 	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
 	defer cancel()
 	if err := admin.PingContext(ctx); err != nil {
 		if os.Getenv("REQUIRE_POSTGRES") == "1" {
@@ -71,8 +113,16 @@ func PostgresURL(t testing.TB) string {
 		}
 		t.Skipf("postgres does not answer: %v", err)
 	}
+	create := "CREATE DATABASE %s"
+	if migrated {
+		tmpl, err := postgresTemplate(ctx, admin, base)
+		if err != nil {
+			t.Fatalf("postgres: migrated template: %v", err)
+		}
+		create += " TEMPLATE " + tmpl
+	}
 	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, counter.Add(1))
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := admin.ExecContext(ctx, fmt.Sprintf(create, name)); err != nil {
 		t.Fatalf("postgres: create database: %v", err)
 	}
 	t.Cleanup(func() {
@@ -85,15 +135,15 @@ func PostgresURL(t testing.TB) string {
 		defer cancel()
 		_, _ = a.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
-	u, err := url.Parse(base)
+	u, err := withDatabase(base, name)
 	if err != nil {
-		t.Fatalf("postgres: TEST_DATABASE_URL: %v", err)
+		t.Fatalf("postgres: %v", err)
 	}
-	u.Path = "/" + name
-	return u.String()
+	return u
 }
 
-// Open opens and migrates a database at dbURL, closed after the test.
+// Open opens the database at dbURL, closed after the test, and migrates it:
+// an empty one is migrated, a migrated one has nothing to apply.
 func Open(t testing.TB, dbURL string) *store.DB {
 	t.Helper()
 	ctx := context.Background()

@@ -52,7 +52,7 @@ func create(t *testing.T, c *ent.Client, tn tenant.Tenant, id, ref, merchantRef 
 // ent loads, finds it by the service's reference first and then by the
 // merchant's (without regard to case), and never across tenants or modes.
 func TestGet(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		c := db.Reader()
 		s := transactions.New(db)

@@ -46,7 +46,7 @@ func bulkFixture(t *testing.T, url string, n int) (*store.DB, *clock.Fake, *Disp
 // included, NULL where nothing was seen; a second fan-out of the same
 // pair keeps the first delivery.
 func TestInsertDeliveriesAndAttempts(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db, clk, _, evs := bulkFixture(t, url, 1)
 		sys := tenant.System(context.Background())
 		c := db.Reader()
@@ -107,7 +107,7 @@ func TestInsertDeliveriesAndAttempts(t *testing.T) {
 // deliveries, at most n, each to one owner, returned as leased and as ent
 // reads them; an expired lease is claimed again.
 func TestClaimPostgres(t *testing.T) {
-	url := testdb.PostgresURL(t)
+	url := testdb.MigratedPostgresURL(t)
 	db, clk, d, _ := bulkFixture(t, url, 5)
 	sys := tenant.System(context.Background())
 	c := db.Reader()

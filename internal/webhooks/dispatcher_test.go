@@ -22,7 +22,7 @@ import (
 // Two dispatchers on one database (on SQLite, two connections to one file,
 // as two processes would have) share the work: every delivery is sent once.
 func TestTwoDispatchersSendOnce(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		dbs := []*store.DB{testdb.Open(t, url), testdb.Open(t, url)}
 		clk := clock.NewFake(time.Now())
 		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
@@ -117,7 +117,7 @@ func TestValidate(t *testing.T) {
 // at once (the fake clock never lets a lease run out), and every event is
 // sent exactly once.
 func TestDispatcherStopReleasesQueued(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.NewFake(time.Now())
 		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
@@ -206,7 +206,7 @@ func TestDispatcherStopReleasesQueued(t *testing.T) {
 // interval of an hour, an endpoint that fails once gets its second attempt
 // after the schedule's 100 ms.
 func TestRetryOnTime(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.Real{}
 		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}

@@ -37,9 +37,9 @@ func TestRecordBatch(t *testing.T) {
 			return nil
 		}
 	}
-	testdb.Each(t, func(t *testing.T, url string) { checkRecordBatch(t, url, inTx) })
+	testdb.EachMigrated(t, func(t *testing.T, url string) { checkRecordBatch(t, url, inTx) })
 	t.Run("postgres one statement", func(t *testing.T) {
-		checkRecordBatch(t, testdb.PostgresURL(t), func(d *Dispatcher) recordWay { return d.recordPostgres })
+		checkRecordBatch(t, testdb.MigratedPostgresURL(t), func(d *Dispatcher) recordWay { return d.recordPostgres })
 	})
 }
 

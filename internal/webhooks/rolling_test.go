@@ -31,7 +31,7 @@ import (
 // fan-out wrote them) before this release's took it; "evt_new" is this
 // release's own event, written beside them.
 func TestRollingUpgradeSendsPreviousReleaseEventsOnce(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
 		clk := clock.NewFake(time.Now())
 		tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}

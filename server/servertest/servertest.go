@@ -104,10 +104,11 @@ func (l *Logs) Lines() []map[string]any {
 	return out
 }
 
-// Each runs fn once per available database with a fresh service.
+// Each runs fn once per available database with a fresh service, on a
+// fresh migrated database (its start-up finds no migration to apply).
 func Each(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) {
 	t.Helper()
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		fn(t, New(t, dbURL, opts...))
 	})
 }
