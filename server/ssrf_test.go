@@ -328,7 +328,7 @@ func TestWebhookDeliveryErrorsClassified(t *testing.T) {
 // resolves to an internal address it is refused there, and while it
 // resolves to nothing the delivery reads dns_error and is retried.
 func TestWebhookUnresolvedHostCheckedAtDelivery(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, dbURL string) {
+	testdb.EachMigrated(t, func(t *testing.T, dbURL string) {
 		dns := ssrfDNS()
 		inner := newSecretService(t)
 		e := servertest.New(t, dbURL, append(fast, servertest.WithWebhookGuard(), servertest.WithWebhookResolver(dns.Resolver()))...)
