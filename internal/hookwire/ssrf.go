@@ -156,12 +156,13 @@ func urlErr(cause error, format string, args ...any) *URLError {
 // name a host (and a port from 1 to 65535 if any), and carry no user name or
 // password. Unless allowPrivate, the host must be on the public internet:
 // an IP literal, or every address the host name resolves to through
-// lookup, must not be loopback, private,
-// link-local, CGNAT, unspecified, multicast or reserved, IPv4-mapped forms
-// included; names that only resolve locally (see localNameKind) are
-// refused without a lookup. A name that resolves to nothing (not found, or
-// not looked up within the lookup's bound) is taken: nothing it points at can
-// be refused yet, and Dialer checks it again at each delivery.
+// lookup, must not be loopback, private, link-local, CGNAT, unspecified,
+// multicast or reserved, IPv4-mapped forms included; names that only
+// resolve locally (see localNameKind) are refused without a lookup. A name
+// that resolves to nothing (not found, a name server that answers with a
+// failure or cannot be reached, or no answer within the lookup's bound) is
+// taken: nothing it points at can be refused yet, and Dialer checks it
+// again at each delivery.
 //
 // A refusal is a *URLError whose message is fit for the merchant; if ctx
 // ends during the lookup, the ctx error is returned instead.
