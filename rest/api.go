@@ -60,7 +60,8 @@ type call struct {
 	req Request
 	// badParam: a path segment that is not valid text.
 	badParam bool
-	// badQuery: the query string's parameters that cannot be read.
+	// badQuery: the query string's parameters that cannot be read; the
+	// rest are in req.Query.
 	badQuery []validate.QueryProblem
 	// fast is the answer the route's WithKey found (found true).
 	fast  Result
@@ -93,7 +94,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	c := &call{rt: rt, req: Request{Params: params}, badQuery: validate.Query(r.URL.RawQuery)}
+	query, badQuery := validate.Query(r.URL.RawQuery)
+	c := &call{rt: rt, req: Request{Params: params, Query: query}, badQuery: badQuery}
 	props := &rt.props
 	// A path segment that is not valid text (a NUL, invalid UTF-8) names
 	// nothing that could exist: after authentication (by a look-up of the
@@ -118,12 +120,8 @@ func refuseBadParams(next pipeline.Handler) pipeline.Handler {
 		if c.badParam {
 			return apperr.New(apperr.NotFound, "nothing found at %s", pc.R.URL.Path)
 		}
-		if len(c.badQuery) > 0 {
-			var f apperr.Fields
-			for _, p := range c.badQuery {
-				f.Add(p.Field, "%s", p.Message)
-			}
-			return f.Err()
+		if err := validate.QueryError(c.badQuery); err != nil {
+			return err
 		}
 		return next(pc)
 	}
@@ -180,7 +178,7 @@ func (a *API) writeAnswer(pc *pipeline.Call, resp idem.Response, replayed bool) 
 // kind, rate limit); missed tells the handler the look-up found nothing.
 func (a *API) withKey(pc *pipeline.Call, key string) (merchants.Principal, bool, error) {
 	c := pc.Input.(*call)
-	p, res, found, err := c.rt.WithKey(pc.R.Context(), key, &Request{HTTP: pc.R, Params: c.req.Params})
+	p, res, found, err := c.rt.WithKey(pc.R.Context(), key, &Request{HTTP: pc.R, Params: c.req.Params, Query: c.req.Query})
 	if err != nil {
 		return p, false, err
 	}

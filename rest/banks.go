@@ -18,7 +18,7 @@ type resolvedJSON struct {
 
 // listBanks is GET /misc/banks?country=NG|GH.
 func (o *Ops) listBanks(_ context.Context, r *Request) (Result, error) {
-	switch country := r.HTTP.URL.Query().Get("country"); country {
+	switch country := r.Query.Get("country"); country {
 	case banks.CountryNG:
 		return Result{Message: "Banks retrieved successfully", Data: o.Banks.NigeriaPublic()}, nil
 	case banks.CountryGH:

@@ -85,7 +85,7 @@ func (o *Ops) quoteView(q *ent.Quote) quoteJSON {
 // getRates is GET /markets/rates: every enabled pair without query
 // parameters, one conversion with from_currency and to_currency.
 func (o *Ops) getRates(ctx context.Context, r *Request) (Result, error) {
-	query := r.HTTP.URL.Query()
+	query := r.Query
 	if !query.Has("from_currency") && !query.Has("to_currency") {
 		list, err := o.Rates.Rates(ctx)
 		if err != nil {

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"merchantpay/ent"
@@ -24,7 +25,10 @@ const (
 type Request struct {
 	HTTP   *http.Request
 	Params map[string]string
-	Body   []byte
+	// Query is the URL's query string, read once (a request whose query
+	// string does not read is refused before its handler runs).
+	Query url.Values
+	Body  []byte
 	// Tx is a POST's database transaction, opened by the idempotency step
 	// (nil for a Lookup route and a GET). The handler hands it as an
 	// argument to every operation that reads or writes in it; the context

@@ -165,7 +165,7 @@ func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {
 
 // pageParams reads limit and cursor from the query string.
 func pageParams(r *Request, f *apperr.Fields) page.Params {
-	q := r.HTTP.URL.Query()
+	q := r.Query
 	var limit *int
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

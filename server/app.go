@@ -16,6 +16,7 @@ import (
 	"merchantpay/internal/deposits"
 	"merchantpay/internal/events"
 	"merchantpay/internal/exports"
+	"merchantpay/internal/hookwire"
 	"merchantpay/internal/idem"
 	"merchantpay/internal/jobs"
 	"merchantpay/internal/ledger"
@@ -123,6 +124,9 @@ type Options struct {
 	// WebhookResolver looks webhook receivers' host names up, when endpoints
 	// are saved and when deliveries connect (nil: the system's resolver).
 	WebhookResolver *net.Resolver
+	// WebhookLookupTimeout bounds the look-up when an endpoint is saved
+	// (zero: hookwire.DefaultLookupTimeout); tests shorten it.
+	WebhookLookupTimeout time.Duration
 	// Simulations, when set, replaces the configuration's choice of modes
 	// with sandbox simulations (tests turn them off).
 	Simulations rails.Simulations
@@ -175,7 +179,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	a.Transactions = transactions.New(db)
 	a.Exports = exports.New(db, a.Clock, a.Transactions)
 	a.Outbox = events.New(db, a.Clock)
-	if err := a.setupEvents(opt.WebhookResolver); err != nil {
+	if err := a.setupEvents(hookwire.Lookup{Resolver: opt.WebhookResolver, Timeout: opt.WebhookLookupTimeout}); err != nil {
 		return nil, err
 	}
 	if a.Banks, err = banks.Load(); err != nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net"
 
 	"merchantpay/internal/broker"
 	"merchantpay/internal/hookwire"
@@ -14,9 +13,9 @@ import (
 
 // setupEvents wires what carries outbox events out: webhook endpoints and the
 // dispatcher, e-mail, and the subscription broker, all woken after local
-// commits and, on PostgreSQL, other instances' commits. resolver looks webhook
-// hosts up (nil: the system's).
-func (a *App) setupEvents(resolver *net.Resolver) error {
+// commits and, on PostgreSQL, other instances' commits. lookup is how webhook
+// hosts are looked up (zero: the system's resolver, the default bound).
+func (a *App) setupEvents(lookup hookwire.Lookup) error {
 	cfg := a.Config
 	schedule, err := hookwire.ParseSchedule(cfg.WebhookRetrySchedule)
 	if err != nil {
@@ -33,13 +32,13 @@ func (a *App) setupEvents(resolver *net.Resolver) error {
 	a.Signal = broker.NewSignal(a.DB, cfg.DatabaseURL, a.Log)
 	a.Outbox.OnCommit(a.Signal.Committed)
 	a.Webhooks = webhooks.New(a.DB, a.Clock, cfg.WebhookAllowPrivate, a.Signal.Committed)
-	a.Webhooks.Resolver = resolver
+	a.Webhooks.Lookup = lookup
 	a.Mailer = mail.New(a.DB, a.Clock, mail.Config{
 		SMTP: smtp, Schedule: schedule, Jitter: jitter, PollInterval: cfg.EventsPollInterval, Log: a.Log,
 		Tracer: a.workerTracer(),
 	})
 	a.Dispatcher = webhooks.NewDispatcher(a.DB, a.Clock, webhooks.DispatcherConfig{
-		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate, Resolver: resolver,
+		Schedule: schedule, Jitter: jitter, AllowPrivate: cfg.WebhookAllowPrivate, Resolver: lookup.Resolver,
 		PollInterval: cfg.EventsPollInterval, Wake: a.Signal.Register(), FanOut: a.Mailer.EnqueueAll, Log: a.Log,
 		Observe: a.Metrics.ObserveDelivery, Tracer: a.workerTracer(),
 	})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -146,16 +145,9 @@ func decodeParams(body []byte) (*graphql.RawParams, error) {
 // paramsFromURL reads a GET request's GraphQL request from its URL query:
 // query, operationName, and variables and extensions as JSON text.
 func paramsFromURL(rawQuery string) (*graphql.RawParams, error) {
-	if bad := validate.Query(rawQuery); bad != nil {
-		var f apperr.Fields
-		for _, p := range bad {
-			f.Add(p.Field, "%s", p.Message)
-		}
-		return nil, f.Err()
-	}
-	values, err := url.ParseQuery(rawQuery)
-	if err != nil { // not expected: validate.Query read it
-		return nil, apperr.New(apperr.BadRequest, "the URL's query string is malformed")
+	values, bad := validate.Query(rawQuery)
+	if err := validate.QueryError(bad); err != nil {
+		return nil, err
 	}
 	if !values.Has("query") {
 		return nil, paramError("query", "is missing: send the GraphQL document in the URL's query parameter (GET runs queries; POST runs any operation)")

@@ -79,11 +79,9 @@ func (w *varWalk) fail(format string, args ...any) {
 }
 
 // variable checks one variable's value, its default if it has none.
+// Document validation, which runs first, has refused a variable of a type
+// that is not an input type or unknown, and a default that does not fit.
 func (w *varWalk) variable(vd *ast.VariableDefinition, vars map[string]any) {
-	if vd.Definition != nil && !vd.Definition.IsInputType() {
-		w.fail("must an input type") // sic: gqlparser's message
-		return
-	}
 	v, ok := vars[vd.Variable]
 	if !ok {
 		if vd.DefaultValue == nil {
@@ -92,11 +90,7 @@ func (w *varWalk) variable(vd *ast.VariableDefinition, vars map[string]any) {
 			}
 			return
 		}
-		var err error
-		if v, err = vd.DefaultValue.Value(nil); err != nil {
-			w.errs = append(w.errs, invalid(gqlerror.WrapPath(w.path(), err)))
-			return
-		}
+		v, _ = vd.DefaultValue.Value(nil) // a constant: validation read it
 	}
 	if v == nil {
 		if vd.Type.NonNull {
@@ -138,7 +132,7 @@ func (w *varWalk) value(t *ast.Type, v any) {
 	}
 	def := w.schema.Types[t.NamedType]
 	if def == nil {
-		return // gqlparser's coercion refuses it
+		return // never, after validation; def.Kind would panic
 	}
 	switch def.Kind {
 	case ast.Enum:

@@ -100,8 +100,9 @@ func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler 
 		},
 		Refuse: gqlFail,
 	}
-	// Both ways in list every bad variable value at once; WebSocket
-	// mutations run through httpTransport (wsMutation).
+	// Both ways in list every bad variable value at once: queries and
+	// subscriptions over WebSocket get the list from the WebSocket wrapper
+	// too, and WebSocket mutations run through httpTransport (wsMutation).
 	srv.AddTransport(listVariableErrors{Transport: a.WebSockets, schema: schema.Schema()})
 	srv.AddTransport(listVariableErrors{Transport: httpTransport{}, schema: schema.Schema()})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))

@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"merchantpay/server/servertest"
@@ -18,7 +19,8 @@ func TestBadQueryStringIsRefused(t *testing.T) {
 			{"cursor=%zz", "[cursor]"},
 			{"limit=1&cursor=%", "[cursor]"},
 			{"limit=1;cursor=x", "[limit]"},
-			{"%zz=1&cursor=%g0", "[query cursor]"},
+			{"%zz=1&cursor=%g0", "[query string cursor]"},
+			{strings.Repeat("limit=1&", 10001), "[query string]"},
 		} {
 			r := e.REST("GET", "/wallets?"+tc.query, m.TestSecret, nil)
 			if r.Status != 400 || r.Code() != "VALIDATION_ERROR" || fmt.Sprint(r.Fields()) != tc.fields {
@@ -37,9 +39,16 @@ func TestBadQueryStringIsRefused(t *testing.T) {
 		// Without a key the refusal comes after authentication, as ever.
 		e.REST("GET", "/wallets?cursor=%zz", "", nil).Expect(401)
 
-		g := e.Do(http.MethodGet, "/graphql?query=%7B__typename%7D&variables=%zz", m.TestSecret, nil)
-		if g.Status != 400 || g.Code() != "VALIDATION_ERROR" || fmt.Sprint(gqlFields(g)) != "[variables]" {
-			t.Errorf("GET /graphql with a bad escape: %d %s", g.Status, g.Body)
+		for q, fields := range map[string]string{
+			"query=%7B__typename%7D&variables=%zz": "[variables]",
+			// An unreadable name is not taken for the document's parameter.
+			"query=%7B__typename%7D&%zz=1":                   "[query string]",
+			strings.Repeat("query=%7B__typename%7D&", 10001): "[query string]",
+		} {
+			g := e.Do(http.MethodGet, "/graphql?"+q, m.TestSecret, nil)
+			if g.Status != 400 || g.Code() != "VALIDATION_ERROR" || fmt.Sprint(gqlFields(g)) != fields {
+				t.Errorf("GET /graphql?%.60s: %d %s, want VALIDATION_ERROR naming %s", q, g.Status, g.Body, fields)
+			}
 		}
 		e.Do(http.MethodGet, "/graphql?query=%7B__typename%7D", m.TestSecret, nil).Expect(200)
 	})

@@ -14,9 +14,18 @@ import (
 // MaxURLLength bounds an endpoint URL.
 const MaxURLLength = 2048
 
-// LookupTimeout bounds CheckURL's lookup of a host name, so saving an
-// endpoint stays quick when the name servers do not answer.
-const LookupTimeout = 2 * time.Second
+// DefaultLookupTimeout bounds CheckURL's lookup of a host name when its
+// Lookup names no bound, so saving an endpoint stays quick when the name
+// servers do not answer.
+const DefaultLookupTimeout = 2 * time.Second
+
+// Lookup is how CheckURL looks a host name up: through Resolver (nil: the
+// system's), giving up after Timeout (zero: DefaultLookupTimeout). Tests
+// replace both.
+type Lookup struct {
+	Resolver *net.Resolver
+	Timeout  time.Duration
+}
 
 // Address kinds the guard refuses, worded for merchants.
 const (
@@ -147,16 +156,17 @@ func urlErr(cause error, format string, args ...any) *URLError {
 // name a host (and a port from 1 to 65535 if any), and carry no user name or
 // password. Unless allowPrivate, the host must be on the public internet:
 // an IP literal, or every address the host name resolves to through
-// resolver (net.DefaultResolver when nil), must not be loopback, private,
-// link-local, CGNAT, unspecified, multicast or reserved, IPv4-mapped forms
-// included; names that only resolve locally (see localNameKind) are
-// refused without a lookup. A name that resolves to nothing (not found, or
-// not looked up within LookupTimeout) is taken: nothing it points at can
-// be refused yet, and Dialer checks it again at each delivery.
+// lookup, must not be loopback, private, link-local, CGNAT, unspecified,
+// multicast or reserved, IPv4-mapped forms included; names that only
+// resolve locally (see localNameKind) are refused without a lookup. A name
+// that resolves to nothing (not found, a name server that answers with a
+// failure or cannot be reached, or no answer within the lookup's bound) is
+// taken: nothing it points at can be refused yet, and Dialer checks it
+// again at each delivery.
 //
 // A refusal is a *URLError whose message is fit for the merchant; if ctx
 // ends during the lookup, the ctx error is returned instead.
-func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.Resolver) error {
+func CheckURL(ctx context.Context, raw string, allowPrivate bool, lookup Lookup) error {
 	if raw == "" {
 		return urlErr(nil, "URL is empty")
 	}
@@ -207,10 +217,14 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.
 		return blocked(&BlockedAddressError{Host: host, Kind: kind})
 	}
 
+	resolver, timeout := lookup.Resolver, lookup.Timeout
 	if resolver == nil {
 		resolver = net.DefaultResolver
 	}
-	lookupCtx, cancel := context.WithTimeout(ctx, LookupTimeout)
+	if timeout <= 0 {
+		timeout = DefaultLookupTimeout
+	}
+	lookupCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	addrs, err := resolver.LookupNetIP(lookupCtx, "ip", host)
 	if err != nil {

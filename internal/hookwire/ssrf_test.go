@@ -147,7 +147,7 @@ func TestCheckURLShape(t *testing.T) {
 		{"http://017700000001/", "four numbers"},
 	} {
 		for _, allowPrivate := range []bool{false, true} {
-			err := CheckURL(ctx, tc.url, allowPrivate, failingResolver(t))
+			err := CheckURL(ctx, tc.url, allowPrivate, Lookup{Resolver: failingResolver(t)})
 			var ue *URLError
 			if !errors.As(err, &ue) {
 				t.Errorf("CheckURL(%q, allowPrivate=%v) = %v, want a *URLError", tc.url, allowPrivate, err)
@@ -192,7 +192,7 @@ func TestCheckURLLiteralIPs(t *testing.T) {
 		{"https://[ff02::1]/", "multicast"},
 		{"https://255.255.255.255/", "reserved"},
 	} {
-		err := CheckURL(ctx, tc.url, false, failingResolver(t))
+		err := CheckURL(ctx, tc.url, false, Lookup{Resolver: failingResolver(t)})
 		if tc.msg == "" {
 			if err != nil {
 				t.Errorf("CheckURL(%q) = %v, want nil", tc.url, err)
@@ -207,7 +207,7 @@ func TestCheckURLLiteralIPs(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "URL must point to a public internet address, but ") || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("CheckURL(%q) = %q, want it to mention %q", tc.url, err, tc.msg)
 		}
-		if err := CheckURL(ctx, tc.url, true, failingResolver(t)); err != nil {
+		if err := CheckURL(ctx, tc.url, true, Lookup{Resolver: failingResolver(t)}); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", tc.url, err)
 		}
 	}
@@ -219,7 +219,7 @@ func TestCheckURLLocalhost(t *testing.T) {
 		"http://localhost/", "http://localhost:3000/hook", "http://LOCALHOST/",
 		"http://localhost./", "http://api.localhost/", "https://a.b.localhost:8443/",
 	} {
-		err := CheckURL(ctx, u, false, failingResolver(t))
+		err := CheckURL(ctx, u, false, Lookup{Resolver: failingResolver(t)})
 		var be *BlockedAddressError
 		if !errors.As(err, &be) || be.Kind != kindLoopback {
 			t.Errorf("CheckURL(%q) = %v, want a loopback refusal", u, err)
@@ -228,13 +228,13 @@ func TestCheckURLLocalhost(t *testing.T) {
 		if !strings.Contains(err.Error(), "localhost is a loopback address") {
 			t.Errorf("CheckURL(%q) = %q", u, err)
 		}
-		if err := CheckURL(ctx, u, true, failingResolver(t)); err != nil {
+		if err := CheckURL(ctx, u, true, Lookup{Resolver: failingResolver(t)}); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", u, err)
 		}
 	}
 	// With the system resolver too (localhost comes from /etc/hosts or the
 	// name rule, never from the network).
-	if err := CheckURL(ctx, "http://localhost:8080/", false, nil); err == nil {
+	if err := CheckURL(ctx, "http://localhost:8080/", false, Lookup{Resolver: nil}); err == nil {
 		t.Error("CheckURL(localhost, nil resolver) = nil")
 	}
 }
@@ -274,7 +274,7 @@ func TestCheckURLResolvedNames(t *testing.T) {
 		{"https://missing.test/hook", ""},
 		{"https://nodata.test/hook", ""},
 	} {
-		err := CheckURL(ctx, tc.url, false, r)
+		err := CheckURL(ctx, tc.url, false, Lookup{Resolver: r})
 		switch {
 		case tc.msg == "" && err != nil:
 			t.Errorf("CheckURL(%q) = %v, want nil", tc.url, err)
@@ -288,7 +288,7 @@ func TestCheckURLResolvedNames(t *testing.T) {
 			}
 		}
 		// With allowPrivate nothing is looked up.
-		if err := CheckURL(ctx, tc.url, true, failingResolver(t)); err != nil {
+		if err := CheckURL(ctx, tc.url, true, Lookup{Resolver: failingResolver(t)}); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", tc.url, err)
 		}
 	}
@@ -299,7 +299,7 @@ func TestCheckURLLookupErrors(t *testing.T) {
 	// not a refusal that would blame the merchant's URL.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := CheckURL(ctx, "https://slow.test/", false, blockingResolver())
+	err := CheckURL(ctx, "https://slow.test/", false, Lookup{Resolver: blockingResolver()})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want context.DeadlineExceeded", err)
 	}
@@ -308,28 +308,29 @@ func TestCheckURLLookupErrors(t *testing.T) {
 		t.Fatalf("got a *URLError: %v", err)
 	}
 
-	// Name servers that never answer: the lookup gives up after
-	// LookupTimeout and the URL is taken, since it points nowhere yet.
+	// Name servers that never answer: the lookup gives up after its
+	// bound (here far below the default) and the URL is taken, since it
+	// points nowhere yet.
 	start := time.Now()
-	if err := CheckURL(context.Background(), "https://slow.test/", false, blockingResolver()); err != nil {
+	if err := CheckURL(context.Background(), "https://slow.test/", false, Lookup{Resolver: blockingResolver(), Timeout: 50 * time.Millisecond}); err != nil {
 		t.Errorf("hanging name servers: got %v, want nil", err)
 	}
-	if d := time.Since(start); d > LookupTimeout+time.Second {
-		t.Errorf("the lookup took %v, more than LookupTimeout (%v)", d, LookupTimeout)
+	if d := time.Since(start); d >= DefaultLookupTimeout/2 {
+		t.Errorf("the lookup took %v: its 50ms bound was not used", d)
 	}
 
 	// A failing name server: taken too.
 	broken := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("connection refused")
 	}}
-	if err := CheckURL(context.Background(), "https://down.test/", false, broken); err != nil {
+	if err := CheckURL(context.Background(), "https://down.test/", false, Lookup{Resolver: broken}); err != nil {
 		t.Errorf("failing name server: got %v, want nil", err)
 	}
 
 	// What resolves to nothing is still refused when its form is wrong or
 	// it is a local name, before any lookup.
 	for _, u := range []string{"https://a..b.test/", "https://hooks.test.7/", "https://bad host.test/", "https://localhost/", "https://vm/", "https://db.internal/"} {
-		if err := CheckURL(context.Background(), u, false, failingResolver(t)); !errors.As(err, &ue) {
+		if err := CheckURL(context.Background(), u, false, Lookup{Resolver: failingResolver(t)}); !errors.As(err, &ue) {
 			t.Errorf("CheckURL(%q) = %v, want a refusal", u, err)
 		}
 	}
@@ -406,7 +407,7 @@ func TestSafeDialContextRebinding(t *testing.T) {
 	ctx := context.Background()
 
 	atSave := fakeResolver(t, map[string][]string{"rebind.test": {"93.184.216.34"}})
-	if err := CheckURL(ctx, "http://rebind.test:"+port+"/hook", false, atSave); err != nil {
+	if err := CheckURL(ctx, "http://rebind.test:"+port+"/hook", false, Lookup{Resolver: atSave}); err != nil {
 		t.Fatalf("CheckURL at save time: %v", err)
 	}
 
@@ -481,7 +482,7 @@ func TestLocalNames(t *testing.T) {
 		"http://nas.home.arpa/", "http://router.lan/", "http://wiki.intranet/", "http://ad.corp/",
 		"http://box.home/", "http://x.private/", "http://localhost.localdomain/",
 	} {
-		err := CheckURL(ctx, u, false, failingResolver(t))
+		err := CheckURL(ctx, u, false, Lookup{Resolver: failingResolver(t)})
 		var be *BlockedAddressError
 		if !errors.As(err, &be) || be.Kind != kindLocalName {
 			t.Errorf("CheckURL(%q) = %v, want a local-name refusal", u, err)
@@ -490,7 +491,7 @@ func TestLocalNames(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "URL must point to a public internet address, but ") {
 			t.Errorf("CheckURL(%q) = %q", u, err)
 		}
-		if err := CheckURL(ctx, u, true, failingResolver(t)); err != nil {
+		if err := CheckURL(ctx, u, true, Lookup{Resolver: failingResolver(t)}); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v, want nil", u, err)
 		}
 	}
@@ -500,7 +501,7 @@ func TestLocalNames(t *testing.T) {
 		"lan.example.net": {"93.184.216.34"}, "mylocal.test": {"93.184.216.34"},
 	})
 	for _, u := range []string{"https://local.example.com/", "https://internal.example.org/", "https://lan.example.net/", "https://mylocal.test/"} {
-		if err := CheckURL(ctx, u, false, r); err != nil {
+		if err := CheckURL(ctx, u, false, Lookup{Resolver: r}); err != nil {
 			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
 		}
 	}

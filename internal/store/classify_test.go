@@ -2,12 +2,15 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -31,12 +34,15 @@ func TestClassifyUnavailable(t *testing.T) {
 		"admin shutdown":           &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"},
 		"connection failure":       &pq.Error{Code: "08006", Message: "connection failure"},
 		"too many connections":     &pq.Error{Code: "53300", Message: "sorry, too many clients already"},
-		"not accepting":            &pq.Error{Code: "55000", Message: `database "x" is not currently accepting connections`},
+		"not accepting at connect": store.ConnectFailed(&pq.Error{Code: "55000", Message: `database "x" is not currently accepting connections`}),
+		"invalid db at connect":    store.ConnectFailed(&pq.Error{Code: "55000", Message: `cannot connect to invalid database "x"`}),
+		"auth failed at connect":   store.ConnectFailed(&pq.Error{Code: "28P01", Message: "password authentication failed"}),
+		"database is closed":       sql.ErrConnDone,
 		"cannot connect now":       &pq.Error{Code: "57P03", Message: "the database system is starting up"},
 		"i/o timeout (stalled DB)": &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded},
 		"crash shutdown":           &pq.Error{Code: "57P02", Message: "terminating connection because of crash of another server process"},
 		"database dropped":         &pq.Error{Code: "57P04", Message: "terminating connection due to database drop"},
-		"database does not exist":  &pq.Error{Code: "3D000", Message: `database "x" does not exist`},
+		"no database at connect":   store.ConnectFailed(&pq.Error{Code: "3D000", Message: `database "x" does not exist`}),
 		"out of memory":            &pq.Error{Code: "53200", Message: "out of memory"},
 	} {
 		if e := apperr.As(store.Classify(err)); e.Kind != apperr.Unavailable {
@@ -46,6 +52,7 @@ func TestClassifyUnavailable(t *testing.T) {
 	for name, err := range map[string]error{
 		"unique":                  &pq.Error{Code: "23505", Message: "duplicate key"},
 		"other 55000":             &pq.Error{Code: "55000", Message: "object not in prerequisite state"},
+		"55000 told by text only": &pq.Error{Code: "55000", Message: `database "x" is not currently accepting connections`},
 		"query canceled by admin": &pq.Error{Code: "57000", Message: "operator intervention"},
 		"no such table":           &pq.Error{Code: "42P01", Message: `relation "x" does not exist`},
 		"no such schema":          &pq.Error{Code: "3F000", Message: `schema "x" does not exist`},
@@ -56,6 +63,44 @@ func TestClassifyUnavailable(t *testing.T) {
 			t.Errorf("%s: classified UNAVAILABLE", name)
 		}
 	}
+}
+
+// A session the server will not open is UNAVAILABLE whatever its code
+// and whatever language the server answers in: here a database that does
+// not exist (3D000) and one that takes no connections (55000).
+func TestClassifyConnectRefusal(t *testing.T) {
+	u := testdb.PostgresURL(t)
+	ctx := context.Background()
+	admin, err := sql.Open("postgres", os.Getenv("TEST_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := strings.TrimPrefix(mustParse(t, u).Path, "/")
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatal(err)
+	}
+	missing := mustParse(t, u)
+	missing.Path = "/" + name + "_missing"
+	for what, dbURL := range map[string]string{"not accepting": u, "missing": missing.String()} {
+		db, err := store.Open(ctx, dbURL)
+		if err == nil {
+			db.Close()
+			t.Fatalf("%s: opened", what)
+		}
+		if e := apperr.As(store.Classify(err)); e.Kind != apperr.Unavailable {
+			t.Errorf("%s: %v is %s, want UNAVAILABLE", what, err, e.Kind)
+		}
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // A unique index's refusal is told by its code on both databases, not by

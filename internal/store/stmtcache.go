@@ -34,10 +34,20 @@ type cachingConnector struct {
 func (c cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, nc, err := connect(ctx, c.Connector.Connect)
 	if err != nil {
-		return nil, err
+		return nil, connectFailed{err}
 	}
 	return newCachingConn(conn, nc, c.tr), nil
 }
+
+// connectFailed marks an error from opening a PostgreSQL session: whatever
+// the server answered (the database dropped or not accepting connections,
+// in any language) or the network did, the database cannot be used now.
+// Unwrap keeps database/sql's driver.ErrBadConn check and the cause's own
+// checks working.
+type connectFailed struct{ err error }
+
+func (e connectFailed) Error() string { return e.err.Error() }
+func (e connectFailed) Unwrap() error { return e.err }
 
 // Unprepared marks a statement to be sent unnamed, planned afresh with its
 // parameters' values at every use (two round trips), instead of prepared

@@ -23,6 +23,7 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 	"modernc.org/sqlite" // also registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -265,7 +266,7 @@ func Classify(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	if Unreachable(err) {
+	if unreachable(err) {
 		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
 	}
 	if statementCanceled(err) {
@@ -295,46 +296,42 @@ func Classify(err error) error {
 
 // unreachableClasses and unreachableStates are the PostgreSQL SQLSTATE
 // classes and codes that say the database cannot be reached or used now,
-// whatever the statement: Unreachable's table.
+// whatever the statement: unreachable's table. A code that only comes while
+// a session opens (a database that does not exist or takes no connections)
+// needs no row: every failure to open a session is unreachable.
 var (
-	unreachableClasses = map[pq.ErrorClass]bool{
+	unreachableClasses = map[pqerror.Class]bool{
 		"08": true, // connection exception
 		"53": true, // insufficient resources: too many connections (53300), disk full, out of memory
 	}
-	unreachableStates = map[pq.ErrorCode]bool{
+	unreachableStates = map[pqerror.Code]bool{
 		"57P01": true, // admin_shutdown
 		"57P02": true, // crash_shutdown
 		"57P03": true, // cannot_connect_now: starting up, shutting down, in recovery
 		"57P04": true, // database_dropped
 		"57P05": true, // idle_session_timeout: the server closed the connection
-		"3D000": true, // invalid_catalog_name: the database does not exist (dropped, not yet created)
 	}
 )
 
-// Unreachable reports whether err says the database cannot be reached or will
+// unreachable reports whether err says the database cannot be reached or will
 // not serve (answered 503 UNAVAILABLE), as opposed to refusing a statement: a
-// connection refused, reset, closed mid-answer or timed out; the server
-// shutting down or not accepting connections; the database gone; too many
-// connections or no resources left.
-func Unreachable(err error) bool {
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) {
-		switch {
-		case unreachableClasses[pqErr.Code.Class()], unreachableStates[pqErr.Code],
-			pqErr.Code == "55000" && strings.Contains(pqErr.Message, "not currently accepting connections"):
-			return true
-		}
-		return false
-	}
-	var netErr net.Error
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, sql.ErrConnDone) || errors.As(err, &netErr) {
+// session that could not be opened (refused, the database gone or not
+// accepting connections, bad credentials); a connection reset, closed
+// mid-answer or timed out; the server shutting down; too many connections
+// or no resources left.
+func unreachable(err error) bool {
+	var cf connectFailed
+	if errors.As(err, &cf) {
 		return true
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "bad connection") ||
-		strings.Contains(msg, "sql: database is closed")
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return unreachableClasses[pqErr.Code.Class()] || unreachableStates[pqErr.Code]
+	}
+	var netErr net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, sql.ErrConnDone) || errors.As(err, &netErr)
 }
 
 func redact(raw string) string {

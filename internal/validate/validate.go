@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"merchantpay/internal/apperr"
 )
 
 var (
@@ -94,16 +96,18 @@ func Name(s string) string {
 }
 
 // QueryProblem is a parameter of a URL's query string that cannot be read:
-// Field names it ("query" when its name cannot be read either).
+// Field names it ("query string" when its name cannot be read either).
 type QueryProblem struct{ Field, Message string }
 
-// Query checks a URL's raw query string. Where url.ParseQuery fails (a
-// bad percent-escape, a ';' between parameters), the parameters it would
-// drop are returned, so a request is refused instead of read without
-// them; nil when the whole query string reads.
-func Query(raw string) []QueryProblem {
-	if _, err := url.ParseQuery(raw); err == nil {
-		return nil
+// Query reads a URL's raw query string: its parameters, and, where
+// url.ParseQuery fails (a bad percent-escape, a ';' between parameters, more
+// parameters than it reads), the problems that say why, so a request is
+// refused instead of read without the parameters ParseQuery drops. The
+// problems are nil when the whole query string reads.
+func Query(raw string) (url.Values, []QueryProblem) {
+	values, err := url.ParseQuery(raw)
+	if err == nil {
+		return values, nil
 	}
 	var out []QueryProblem
 	// As url.ParseQuery splits and decodes.
@@ -114,7 +118,7 @@ func Query(raw string) []QueryProblem {
 		key, value, _ := strings.Cut(pair, "=")
 		name, keyErr := url.QueryUnescape(key)
 		if keyErr != nil || strings.Contains(key, ";") {
-			name = "query"
+			name = "query string"
 		}
 		switch _, valueErr := url.QueryUnescape(value); {
 		case strings.Contains(pair, ";"):
@@ -123,8 +127,23 @@ func Query(raw string) []QueryProblem {
 			out = append(out, QueryProblem{name, "is not valid URL encoding: write '%' as %25, and a byte as % and two hex digits"})
 		}
 	}
-	if out == nil { // not expected: ParseQuery failed on no pair
-		out = append(out, QueryProblem{"query", "is not a valid URL query string"})
+	if out == nil {
+		// Every pair reads: ParseQuery refused the query string as a whole,
+		// for having more parameters than it reads (10,000 by default).
+		out = append(out, QueryProblem{"query string", "has more parameters than the server reads"})
 	}
-	return out
+	return values, out
+}
+
+// QueryError is the VALIDATION_ERROR naming each problem's parameter; nil
+// when there are none.
+func QueryError(problems []QueryProblem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	var f apperr.Fields
+	for _, p := range problems {
+		f.Add(p.Field, "%s", p.Message)
+	}
+	return f.Err()
 }

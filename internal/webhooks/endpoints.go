@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/google/uuid"
@@ -31,8 +30,9 @@ type Service struct {
 	// allowPrivate is WEBHOOK_ALLOW_PRIVATE: endpoints (in either mode) may
 	// then point at loopback, private and other non-public addresses.
 	allowPrivate bool
-	// Resolver looks endpoint hosts up (nil: the system's); tests replace it.
-	Resolver *net.Resolver
+	// Lookup is how endpoint hosts are looked up (zero: the system's
+	// resolver, hookwire.DefaultLookupTimeout); tests replace it.
+	Lookup hookwire.Lookup
 	// wake nudges the dispatchers after a redelivery commits.
 	wake func()
 }
@@ -60,7 +60,7 @@ type CreateInput struct {
 func Validate(in CreateInput, f *apperr.Fields) {
 	if in.URL == nil {
 		f.Add("url", "is required")
-	} else if err := hookwire.CheckURL(context.Background(), *in.URL, true, nil); err != nil {
+	} else if err := hookwire.CheckURL(context.Background(), *in.URL, true, hookwire.Lookup{}); err != nil {
 		// allowPrivate true: only the form is checked, nothing is looked up.
 		var ue *hookwire.URLError
 		if errors.As(err, &ue) {
@@ -116,9 +116,9 @@ func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput) (*ent.
 }
 
 // checkURL checks where raw points (hookwire.CheckURL, whose lookup is
-// bounded by hookwire.LookupTimeout).
+// bounded by s.Lookup's Timeout).
 func (s *Service) checkURL(ctx context.Context, raw string) error {
-	return hookwire.CheckURL(ctx, raw, s.allowPrivate, s.Resolver)
+	return hookwire.CheckURL(ctx, raw, s.allowPrivate, s.Lookup)
 }
 
 // dedupe keeps the first of each name, in order; never nil, so an endpoint

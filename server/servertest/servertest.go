@@ -50,6 +50,7 @@ type settings struct {
 	env         map[string]string
 	noWorkers   bool
 	resolver    *net.Resolver
+	lookupBound time.Duration
 	captureLogs bool
 	simulations rails.Simulations
 }
@@ -73,6 +74,12 @@ func WithSimulations(s rails.Simulations) Option { return func(set *settings) { 
 // WithWebhookResolver makes the service look webhook hosts up through r,
 // when endpoints are saved and when deliveries connect.
 func WithWebhookResolver(r *net.Resolver) Option { return func(s *settings) { s.resolver = r } }
+
+// WithWebhookLookupTimeout bounds the look-up of a webhook host when an
+// endpoint is saved by d instead of the production default.
+func WithWebhookLookupTimeout(d time.Duration) Option {
+	return func(s *settings) { s.lookupBound = d }
+}
 
 // CaptureLogs keeps every line the service logs, at every level, in
 // Env.Logs.
@@ -154,7 +161,8 @@ func New(t testing.TB, dbURL string, opts ...Option) *Env {
 	}
 	log := slog.New(logTo)
 	app, err := server.New(context.Background(), cfg, server.Options{Clock: e.Clock, Logger: log, WebhookResolver: set.resolver,
-		Simulations: set.simulations})
+		WebhookLookupTimeout: set.lookupBound,
+		Simulations:          set.simulations})
 	if err != nil {
 		t.Fatalf("start service: %v", err)
 	}
