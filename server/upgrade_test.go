@@ -176,6 +176,9 @@ func TestUpgradeFromAutoMigratedRelease(t *testing.T) {
 		after["graphql me"] = n.GQL(key, `{ me { id name email } balances { currency available } }`, nil).Expect(200).JSON
 		for what, was := range before {
 			for _, d := range differences(was, after[what], what) {
+				if intended(d, after) {
+					continue
+				}
 				t.Error(d)
 			}
 		}
@@ -191,6 +194,46 @@ func TestUpgradeFromAutoMigratedRelease(t *testing.T) {
 			t.Errorf("webhook endpoint: %v", hook)
 		}
 	})
+}
+
+// intended says whether difference d (as differences writes it) is one
+// this code makes on purpose against the old release: a wallet read, one
+// or in the list, now shows as account the wallet's first fiat account,
+// the first of its accounts as its own GET lists them, where the old
+// release answered null.
+func intended(d string, after map[string]any) bool {
+	path, _, ok := strings.Cut(d, ": was <nil>, now ")
+	if !ok || !strings.HasSuffix(path, ".account") {
+		return false
+	}
+	var shown any
+	var ref string
+	if r, one := strings.CutPrefix(strings.TrimSuffix(path, ".data.account"), "/wallets/"); one {
+		ref = r
+		shown = field(after["/wallets/"+ref], "data", "account")
+	} else {
+		var i int
+		if _, err := fmt.Sscanf(path, "/wallets.data[%d].account", &i); err != nil {
+			return false
+		}
+		list, _ := field(after["/wallets"], "data").([]any)
+		if i >= len(list) {
+			return false
+		}
+		ref, _ = field(list[i], "wallet_reference").(string)
+		shown = field(list[i], "account")
+	}
+	accounts, _ := field(after["/wallets/"+ref], "data", "accounts").([]any)
+	return len(accounts) > 0 && reflect.DeepEqual(shown, accounts[0])
+}
+
+// field walks v's objects by keys; nil where one is missing.
+func field(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }
 
 // count is how many requests the receiver got.
