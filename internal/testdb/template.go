@@ -168,7 +168,10 @@ func buildPostgresTemplate(ctx context.Context, conn *sql.Conn, base, name strin
 		return err
 	}
 	published = true
-	_, err = conn.ExecContext(ctx, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false")
+	// IS_TEMPLATE lets any role with CREATEDB clone it, not only its owner
+	// and superusers; it also makes DROP DATABASE refuse it until it is
+	// unmarked (README's Tests section).
+	_, err = conn.ExecContext(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
 	return err
 }
 
