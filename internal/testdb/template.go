@@ -163,7 +163,8 @@ func buildPostgresTemplate(ctx context.Context, conn *sql.Conn, base, name strin
 		return err
 	}
 	// No session may be connected to a database being renamed or cloned:
-	// the migration's have closed, and none may connect from now on.
+	// the migration's connections have closed, and none may connect from
+	// now on.
 	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+build+" RENAME TO "+name); err != nil {
 		return err
 	}
