@@ -10,9 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,8 +28,11 @@ import (
 // A template is named by the hash of its dialect's migration files (and of
 // templateFormat), so it is reused by every test process and every run until
 // a migration changes, and test processes running at once (go test runs
-// packages in parallel) share it instead of colliding. It is published
-// complete or not at all: built under another name, then renamed. It is not
+// packages in parallel) share it instead of colliding: one builds it,
+// holding a lock (an advisory lock on PostgreSQL, a file lock for SQLite),
+// while the others wait for it. It is published complete or not at all:
+// built under another name, then renamed; the next builder removes what a
+// builder killed midway left. It is not
 // dropped at the end: no one process knows it is the last user, and the
 // next run reuses it. A copy of a template is the same database as a fresh
 // one migrated here, so the service's start-up (and Open) finds no migration
@@ -80,7 +81,6 @@ func templateName(dialect string) (string, error) {
 var templates struct {
 	sync.Mutex
 	postgres string
-	sqlite   string
 }
 
 // postgresTemplate returns the name of the migrated PostgreSQL template on
@@ -174,56 +174,6 @@ func buildPostgresTemplate(ctx context.Context, conn *sql.Conn, base, name strin
 	// unmarked (README's Tests section).
 	_, err = conn.ExecContext(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
 	return err
-}
-
-// sqliteTemplate returns the path of the migrated SQLite template, building
-// it if no process has yet.
-func sqliteTemplate(ctx context.Context) (string, error) {
-	templates.Lock()
-	defer templates.Unlock()
-	if templates.sqlite != "" {
-		return templates.sqlite, nil
-	}
-	name, err := templateName(SQLite)
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(os.TempDir(), "merchantpay-testdb")
-	path := filepath.Join(dir, name+".db")
-	if _, err := os.Stat(path); err != nil {
-		if err := buildSQLiteTemplate(ctx, dir, path); err != nil {
-			return "", fmt.Errorf("template %s: %w", path, err)
-		}
-	}
-	templates.sqlite = path
-	return path, nil
-}
-
-// buildSQLiteTemplate migrates a new database and publishes a copy of it at
-// path. Processes building at once each rename a complete file over path.
-func buildSQLiteTemplate(ctx context.Context, dir, path string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	build, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(build)
-	db, err := store.Open(ctx, "sqlite:"+filepath.Join(build, "m.db"))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
-	// VACUUM INTO writes one self-contained file, whatever the WAL holds.
-	out := filepath.Join(build, "out.db")
-	if _, err := db.SQL().ExecContext(ctx, "VACUUM INTO '"+strings.ReplaceAll(out, "'", "''")+"'"); err != nil {
-		return err
-	}
-	return os.Rename(out, path)
 }
 
 // migrateAt opens the database at dbURL, migrates it and closes it.

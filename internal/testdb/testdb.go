@@ -63,7 +63,7 @@ func MigratedSQLiteURL(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
 	defer cancel()
-	tmpl, err := sqliteTemplate(ctx)
+	tmpl, err := sqliteTemplates.template(ctx)
 	if err != nil {
 		t.Fatalf("sqlite: migrated template: %v", err)
 	}
