@@ -10,7 +10,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +28,10 @@ import (
 // migrated database get a copy of it: PostgreSQL clones it (CREATE DATABASE
 // ... TEMPLATE), SQLite copies the file.
 //
-// A template is named by the hash of its dialect's migration files (and of
-// templateFormat), so it is reused by every test process and every run until
-// a migration changes, and test processes running at once (go test runs
+// A template is named by the hash of its dialect's migration files, of the
+// migrator (goose's module version and store's version table) and of
+// templateFormat, so it is reused by every test process and every run until
+// one of those changes, and test processes running at once (go test runs
 // packages in parallel) share it instead of colliding: one builds it,
 // holding a lock (an advisory lock on PostgreSQL, a file lock for SQLite),
 // while the others wait for it. It is published complete or not at all:
@@ -39,8 +43,9 @@ import (
 // to apply on it.
 
 // templateFormat is hashed into the templates' names: change it when what a
-// migrated database holds changes other than through migration files (the
-// way store migrates, its version table), so stale templates are not reused.
+// migrated database holds changes other than through migration files,
+// goose's version or store's version table (the way store migrates), so
+// stale templates are not reused.
 const templateFormat = "1"
 
 // templateLockID is the PostgreSQL advisory lock, in the database
@@ -53,8 +58,13 @@ const (
 )
 
 // templateName is the name of a dialect's template: its prefix and the hash
-// of the dialect's migrations.
+// of the dialect's migrations and of the migrator.
 func templateName(dialect string) (string, error) {
+	return templateNameWith(dialect, migrator())
+}
+
+// templateNameWith is templateName with the migrator named by goose.
+func templateNameWith(dialect, goose string) (string, error) {
 	fsys, err := migrations.For(dialect)
 	if err != nil {
 		return "", err
@@ -65,7 +75,7 @@ func templateName(dialect string) (string, error) {
 	}
 	sort.Strings(names)
 	h := sha256.New()
-	fmt.Fprintf(h, "format %s\n", templateFormat)
+	fmt.Fprintf(h, "format %s\nmigrator %s\ntable %s\n", templateFormat, goose, store.VersionTable)
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
@@ -75,6 +85,49 @@ func templateName(dialect string) (string, error) {
 		h.Write(data)
 	}
 	return templatePrefix + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// goosePath is the module of the migrator store uses.
+const goosePath = "github.com/pressly/goose/v3"
+
+// migrator names the version of goose this binary was built with: from
+// the binary's module information when it has the dependencies' (test
+// binaries have none), else from the lines of the module's go.mod that
+// name goose, found from the working directory up (go test runs a test in
+// its package's directory). "unknown" when neither can be read.
+func migrator() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path != goosePath {
+				continue
+			}
+			if m.Replace != nil {
+				m = m.Replace
+			}
+			return m.Path + "@" + m.Version + " " + m.Sum
+		}
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "unknown"
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			var lines []string
+			for _, l := range strings.Split(string(data), "\n") {
+				if strings.Contains(l, goosePath) {
+					lines = append(lines, strings.TrimSpace(l))
+				}
+			}
+			return strings.Join(lines, "; ")
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "unknown"
+		}
+		dir = up
+	}
 }
 
 // templates caches, per process, the templates already found or built.
