@@ -1,20 +1,16 @@
 package testdb
 
 import (
-	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"merchantpay/internal/store"
@@ -48,14 +44,8 @@ import (
 // stale templates are not reused.
 const templateFormat = "1"
 
-// templateLockID is the PostgreSQL advisory lock, in the database
-// TEST_DATABASE_URL names, held while looking for or building the template.
-const templateLockID = 727275
-
-const (
-	templatePrefix = "mp_tmpl_"
-	buildPrefix    = "mp_tmpl_build_"
-)
+// templatePrefix starts a template's name.
+const templatePrefix = "mp_tmpl_"
 
 // templateName is the name of a dialect's template: its prefix and the hash
 // of the dialect's migrations and of the migrator.
@@ -130,118 +120,6 @@ func migrator() string {
 	}
 }
 
-// templates caches, per process, the templates already found or built.
-var templates struct {
-	sync.Mutex
-	postgres string
-}
-
-// postgresTemplate returns the name of the migrated PostgreSQL template on
-// the server of base, building it if no process has yet. admin is connected
-// to base.
-func postgresTemplate(ctx context.Context, admin *sql.DB, base string) (string, error) {
-	templates.Lock()
-	defer templates.Unlock()
-	if templates.postgres != "" {
-		return templates.postgres, nil
-	}
-	name, err := templateName(Postgres)
-	if err != nil {
-		return "", err
-	}
-	conn, err := admin.Conn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", templateLockID); err != nil {
-		return "", fmt.Errorf("template lock: %w", err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", templateLockID) //nolint:errcheck
-	var exists bool
-	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return "", err
-	}
-	if !exists {
-		if err := buildPostgresTemplate(ctx, conn, base, name); err != nil {
-			return "", fmt.Errorf("template %s: %w", name, err)
-		}
-	}
-	templates.postgres = name
-	return name, nil
-}
-
-// buildPostgresTemplate migrates a new database and publishes it as name.
-// The caller holds the template lock.
-func buildPostgresTemplate(ctx context.Context, conn *sql.Conn, base, name string) error {
-	// Only a holder of the lock builds, so a build database seen now was
-	// left by a process that died building.
-	rows, err := conn.QueryContext(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", buildPrefix)
-	if err != nil {
-		return err
-	}
-	var left []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		left = append(left, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, n := range left {
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+n+" WITH (FORCE)"); err != nil {
-			return err
-		}
-	}
-	build := fmt.Sprintf("%s%d", buildPrefix, os.Getpid())
-	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+build); err != nil {
-		return err
-	}
-	published := false
-	defer func() {
-		if !published {
-			conn.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+build+" WITH (FORCE)") //nolint:errcheck
-		}
-	}()
-	buildURL, err := withDatabase(base, build)
-	if err != nil {
-		return err
-	}
-	if err := migrateAt(ctx, buildURL); err != nil {
-		return err
-	}
-	// No session may be connected to a database being renamed or cloned:
-	// the migration's connections have closed, and none may connect from
-	// now on.
-	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+build+" RENAME TO "+name); err != nil {
-		return err
-	}
-	published = true
-	// IS_TEMPLATE lets any role with CREATEDB clone it, not only its owner
-	// and superusers; it also makes DROP DATABASE refuse it until it is
-	// unmarked (README's Tests section).
-	_, err = conn.ExecContext(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
-	return err
-}
-
-// migrateAt opens the database at dbURL, migrates it and closes it.
-func migrateAt(ctx context.Context, dbURL string) error {
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return err
-	}
-	return db.Close()
-}
-
 // copyFile copies the file at from to a new file at to.
 func copyFile(from, to string) error {
 	in, err := os.Open(from)
@@ -258,16 +136,6 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// withDatabase is base with its database name replaced by name.
-func withDatabase(base, name string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", fmt.Errorf("TEST_DATABASE_URL: %w", err)
-	}
-	u.Path = "/" + name
-	return u.String(), nil
 }
 
 // templateTimeout bounds finding or building a template; building migrates.

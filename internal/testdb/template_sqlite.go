@@ -2,7 +2,9 @@ package testdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,14 +43,32 @@ type sqliteSource struct {
 // looking for or building a template.
 const sqliteLockFile = ".build-lock"
 
+// copyTo copies the template to a new file at to. A template removed since
+// this process found it is looked for, or built, again, once.
+func (s *sqliteSource) copyTo(ctx context.Context, to string) error {
+	tmpl, err := s.template(ctx, "")
+	if err != nil {
+		return fmt.Errorf("migrated template: %w", err)
+	}
+	err = copyFile(tmpl, to)
+	if errors.Is(err, fs.ErrNotExist) {
+		if tmpl, err = s.template(ctx, tmpl); err != nil {
+			return fmt.Errorf("migrated template, again: %w", err)
+		}
+		err = copyFile(tmpl, to)
+	}
+	return err
+}
+
 // template returns the path of the template, building it if no process has
-// yet.
-func (s *sqliteSource) template(ctx context.Context) (string, error) {
+// yet. A remembered template at stale is not trusted: it was found missing.
+func (s *sqliteSource) template(ctx context.Context, stale string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.path != "" {
+	if s.path != "" && s.path != stale {
 		return s.path, nil
 	}
+	s.path = ""
 	name := s.name
 	if name == "" {
 		n, err := templateName(SQLite)
