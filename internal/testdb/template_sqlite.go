@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"merchantpay/internal/store"
 )
@@ -19,6 +20,12 @@ import (
 // holds an exclusive lock on a file in that directory (as store does while
 // migrating a SQLite database), so processes starting on a cold cache wait
 // for the first one's template instead of each migrating its own.
+//
+// Templates of other migrations pile up as migrations change. A file's
+// modification time tells when it was last used (each process that uses a
+// template touches it), so a builder removes those of other names unused
+// for a day. PostgreSQL keeps no such time cheaply, so its templates are
+// left for a person to drop.
 
 // sqliteTemplates is where this process finds its SQLite templates.
 var sqliteTemplates = &sqliteSource{
@@ -82,6 +89,11 @@ func (s *sqliteSource) template(ctx context.Context, stale string) (string, erro
 		if err := s.buildLocked(ctx, path); err != nil {
 			return "", fmt.Errorf("template %s: %w", path, err)
 		}
+	} else {
+		// Marks it used, for pruning. A template another user built may
+		// not be ours to touch: it is then only pruned sooner.
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 	}
 	s.path = path
 	return path, nil
@@ -116,7 +128,34 @@ func (s *sqliteSource) buildLocked(ctx context.Context, path string) error {
 			return err
 		}
 	}
+	if err := pruneSQLiteTemplates(s.dir, path); err != nil {
+		return err
+	}
 	return s.build(ctx, s.dir, path)
+}
+
+// unusedFor is how long a template of other migrations may go unused before
+// a builder removes it.
+const unusedFor = 24 * time.Hour
+
+// pruneSQLiteTemplates removes the templates in dir, other than the one at
+// keep, that no process has used for unusedFor. A process that still
+// remembers one builds it again (copyTo).
+func pruneSQLiteTemplates(dir, keep string) error {
+	old, err := filepath.Glob(filepath.Join(dir, templatePrefix+"*.db"))
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		fi, err := os.Stat(p)
+		if err != nil || p == keep || time.Since(fi.ModTime()) < unusedFor {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildSQLiteTemplate migrates a new database and publishes a copy of it at
