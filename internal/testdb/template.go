@@ -32,11 +32,11 @@ import (
 // holding a lock (an advisory lock on PostgreSQL, a file lock for SQLite),
 // while the others wait for it. It is published complete or not at all:
 // built under another name, then renamed; the next builder removes what a
-// builder killed midway left. It is not
-// dropped at the end: no one process knows it is the last user, and the
-// next run reuses it. A copy of a template is the same database as a fresh
-// one migrated here, so the service's start-up (and Open) finds no migration
-// to apply on it.
+// builder killed midway left. It is not dropped at the end: no one process
+// knows it is the last user, and the next run reuses it (a SQLite builder
+// prunes those of other migrations left unused, template_sqlite.go). A
+// copy of a template is the same database as a fresh one migrated here, so
+// the service's start-up (and Open) finds no migration to apply on it.
 
 // templateFormat is hashed into the templates' names: change it when what a
 // migrated database holds changes other than through migration files,
