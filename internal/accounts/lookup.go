@@ -14,9 +14,10 @@ import (
 )
 
 // This file holds the look-ups of issued accounts: a wallet's accounts, the
-// first account of each of several wallets, one account by account_reference, and one by account_number across every
-// tenant, as incoming transfers need. Each reads in tx, the caller's
-// transaction, or outside any when tx is nil.
+// first account of each of several wallets, one account by
+// account_reference, and one by account_number across every tenant, as
+// incoming transfers need. Each reads in tx, the caller's transaction, or
+// outside any when tx is nil.
 
 // ForWallet lists a wallet's accounts, oldest first.
 func (s *Service) ForWallet(ctx context.Context, tx *ent.Tx, w *ent.Wallet) ([]*ent.FiatAccount, error) {

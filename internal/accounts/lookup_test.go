@@ -13,7 +13,7 @@ import (
 // between accounts of one instant. A wallet without accounts, and another
 // merchant's wallet, have no entry.
 func TestFirstOfWallets(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := setup(t, url)
 		start := f.clock.Now()
 		wallet := func(ref string, acc *CreateInput) *ent.Wallet {

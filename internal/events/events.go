@@ -151,9 +151,9 @@ func (o *Outbox) Rows(ctx context.Context, tx *ent.Tx, typ string, ts []*ent.Tra
 
 // insert is the INSERT of one event of type typ about each of ts, made
 // now, each carrying the trace parent parent gives its transaction, with
-// the events' queue rows as its Then (Rows tells how). A context that acts for no tenant and is not
-// the system's is refused (tenant.ErrNoTenant), as is a transaction of
-// another tenant than the context's.
+// the events' queue rows as its Then (Rows tells how). A context that acts
+// for no tenant and is not the system's is refused (tenant.ErrNoTenant), as
+// is a transaction of another tenant than the context's.
 func (o *Outbox) insert(ctx context.Context, typ string, ts []*ent.Transaction, parent func(*ent.Transaction) *string) (store.Stmt, error) {
 	d := entsql.Dialect(o.db.Dialect)
 	ins := d.Insert(event.Table).

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestInBatchAll(t *testing.T) {
 			for _, id := range batch {
 				calls++
 				if tx == nil {
-					t.Errorf("%s recorded outside a transaction", id)
+					t.Fatalf("%s recorded outside a transaction", id)
 				}
 				if err := tx.Client().EmailNotification.UpdateOneID(id).SetStatus("kept").Exec(ctx); err != nil {
 					return err
@@ -70,17 +71,18 @@ func TestInBatchAll(t *testing.T) {
 			t.Errorf("kept %v; want eml_a and eml_c only", kept)
 		}
 
-		// A batch that succeeds is one transaction: every item sees the
-		// same one.
-		var txs []*ent.Tx
+		// A batch that succeeds is one transaction: one call, with every
+		// item.
+		var batches [][]string
 		errs = jobs.InBatchAll(ctx, db, []string{"eml_a", "eml_c"}, func(ctx context.Context, tx *ent.Tx, batch []string) error {
-			for range batch {
-				txs = append(txs, tx)
+			if tx == nil {
+				t.Fatal("batch recorded outside a transaction")
 			}
+			batches = append(batches, slices.Clone(batch))
 			return nil
 		})
-		if errs[0] != nil || errs[1] != nil || len(txs) != 2 || txs[0] != txs[1] {
-			t.Errorf("errors %v, transactions %v", errs, txs)
+		if errs[0] != nil || errs[1] != nil || len(batches) != 1 || !slices.Equal(batches[0], []string{"eml_a", "eml_c"}) {
+			t.Errorf("errors %v, batches %v; want one batch [eml_a eml_c]", errs, batches)
 		}
 	})
 }

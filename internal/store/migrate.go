@@ -21,8 +21,8 @@ import (
 // old and a new instance starting together do not migrate at once either.
 const migrationLockID = 727274
 
-// versionTable is goose's record of the applied migrations.
-const versionTable = "goose_db_version"
+// VersionTable is goose's record of the applied migrations.
+const VersionTable = "goose_db_version"
 
 // Migration is one migration and whether this database has it.
 type Migration struct {
@@ -101,13 +101,13 @@ func (db *DB) Migrations(ctx context.Context) ([]Migration, error) {
 		return nil, err
 	}
 	applied := map[int64]bool{}
-	exists, err := db.tableExists(ctx, db.sqlW, versionTable)
+	exists, err := db.tableExists(ctx, db.sqlW, VersionTable)
 	if err != nil {
 		return nil, fmt.Errorf("store: migration status: %w", err)
 	}
 	if exists {
 		// Read directly: goose's Status would create the version table.
-		rows, err := db.sqlW.QueryContext(ctx, "SELECT version_id FROM "+versionTable+" WHERE is_applied")
+		rows, err := db.sqlW.QueryContext(ctx, "SELECT version_id FROM "+VersionTable+" WHERE is_applied")
 		if err != nil {
 			return nil, fmt.Errorf("store: migration status: %w", err)
 		}
@@ -164,7 +164,7 @@ func (db *DB) provider(fsys fs.FS) (*goose.Provider, error) {
 		d = goose.DialectPostgres
 	}
 	p, err := goose.NewProvider(d, db.sqlW, fsys,
-		goose.WithTableName(versionTable),
+		goose.WithTableName(VersionTable),
 		goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations: %w", err)

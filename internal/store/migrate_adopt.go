@@ -86,12 +86,12 @@ func (db *DB) adoptable(ctx context.Context) (bool, error) {
 	if err != nil || !has {
 		return false, err
 	}
-	versioned, err := db.tableExists(ctx, db.sqlW, versionTable)
+	versioned, err := db.tableExists(ctx, db.sqlW, VersionTable)
 	if err != nil || !versioned {
 		return true, err
 	}
 	var n int
-	err = db.sqlW.QueryRowContext(ctx, "SELECT count(*) FROM "+versionTable+" WHERE version_id > 0 AND is_applied").Scan(&n)
+	err = db.sqlW.QueryRowContext(ctx, "SELECT count(*) FROM "+VersionTable+" WHERE version_id > 0 AND is_applied").Scan(&n)
 	return n == 0, err
 }
 
@@ -244,11 +244,11 @@ func (db *DB) recordBaseline(ctx context.Context, tx *sql.Tx, version int64) err
 	if db.IsPostgres() {
 		d = database.DialectPostgres
 	}
-	st, err := database.NewStore(d, versionTable)
+	st, err := database.NewStore(d, VersionTable)
 	if err != nil {
 		return err
 	}
-	exists, err := db.tableExists(ctx, tx, versionTable)
+	exists, err := db.tableExists(ctx, tx, VersionTable)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (db *DB) recordBaseline(ctx context.Context, tx *sql.Tx, version int64) err
 		}
 	}
 	var rows int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+versionTable+" WHERE version_id = 0").Scan(&rows); err != nil {
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+VersionTable+" WHERE version_id = 0").Scan(&rows); err != nil {
 		return err
 	}
 	if rows == 0 {

@@ -63,12 +63,8 @@ func MigratedSQLiteURL(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
 	defer cancel()
-	tmpl, err := sqliteTemplate(ctx)
-	if err != nil {
-		t.Fatalf("sqlite: migrated template: %v", err)
-	}
 	path := filepath.Join(t.TempDir(), "test.db")
-	if err := copyFile(tmpl, path); err != nil {
+	if err := sqliteTemplates.copyTo(ctx, path); err != nil {
 		t.Fatalf("sqlite: copy of the migrated template: %v", err)
 	}
 	return "sqlite:" + path
@@ -113,16 +109,13 @@ func postgresDatabase(t testing.TB, migrated bool) string {
 		}
 		t.Skipf("postgres does not answer: %v", err)
 	}
-	create := "CREATE DATABASE %s"
-	if migrated {
-		tmpl, err := postgresTemplate(ctx, admin, base)
-		if err != nil {
-			t.Fatalf("postgres: migrated template: %v", err)
-		}
-		create += " TEMPLATE " + tmpl
-	}
 	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, counter.Add(1))
-	if _, err := admin.ExecContext(ctx, fmt.Sprintf(create, name)); err != nil {
+	if migrated {
+		err = postgresTemplates.create(ctx, admin, base, name)
+	} else {
+		_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name)
+	}
+	if err != nil {
 		t.Fatalf("postgres: create database: %v", err)
 	}
 	t.Cleanup(func() {
