@@ -105,6 +105,9 @@ type QueryProblem struct{ Field, Message string }
 // refused instead of read without the parameters ParseQuery drops. The
 // problems are nil when the whole query string reads.
 func Query(raw string) (url.Values, []QueryProblem) {
+	if raw == "" {
+		return nil, nil // most requests: no map to make (reads of nil Values are empty)
+	}
 	values, err := url.ParseQuery(raw)
 	if err == nil {
 		return values, nil
