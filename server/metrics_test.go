@@ -137,9 +137,24 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 }
 
 // The ledger check counts its runs, and a ledger that does not add up is
-// counted as failed.
+// counted as failed. Before any check, and before any webhook delivery,
+// the series the documented alerts read exist at 0: the first failure is
+// an increase.
 func TestMetricsLedgerCheck(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		zero := map[string][]string{
+			"ledger_invariant_checks_total":   {"ok", "failed", "error"},
+			"webhook_delivery_attempts_total": {"2xx", "3xx", "4xx", "5xx", "timeout", "connection_refused", "connection_error", "tls_error", "dns_error", "refused_address"},
+		}
+		label := map[string]string{"ledger_invariant_checks_total": "result", "webhook_delivery_attempts_total": "outcome"}
+		fams := scrape(t, e)
+		for name, values := range zero {
+			for _, v := range values {
+				if got, ok := value(fams, name, map[string]string{label[name]: v}); !ok || got != 0 {
+					t.Errorf("at start %s{%s=%q} = %v (served %v), want 0", name, label[name], v, got, ok)
+				}
+			}
+		}
 		m := e.Merchant("Checked")
 		fund(e, m.TestSecret, "NGN", 1000)
 		if got := server.RunLedgerCheck(e.App, context.Background()); got != "ok" {
@@ -152,7 +167,7 @@ func TestMetricsLedgerCheck(t *testing.T) {
 		if got := server.RunLedgerCheck(e.App, context.Background()); got != "failed" {
 			t.Fatalf("ledger check on a broken ledger: %s", got)
 		}
-		fams := scrape(t, e)
+		fams = scrape(t, e)
 		for result, want := range map[string]float64{"ok": 1, "failed": 1} {
 			if got, _ := value(fams, "ledger_invariant_checks_total", map[string]string{"result": result}); got != want {
 				t.Errorf("ledger_invariant_checks_total{result=%q} = %v, want %v", result, got, want)

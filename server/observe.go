@@ -65,20 +65,21 @@ func (a *App) checkLedger(ctx context.Context, every time.Duration) {
 	}
 }
 
-// runLedgerCheck runs the check once: "ok", "failed" or "error".
+// runLedgerCheck runs the check once: metrics.LedgerOK, LedgerFailed or
+// LedgerError.
 func (a *App) runLedgerCheck(ctx context.Context) string {
 	sys := tenant.System(ctx)
 	err := a.DB.Snapshot(sys, func(ctx context.Context, tx *ent.Tx) error { return ledger.CheckIn(ctx, tx.Client()) })
 	switch {
 	case err == nil:
-		return "ok"
+		return metrics.LedgerOK
 	case errors.Is(err, ledger.ErrInvariant):
 		a.Log.Error("LEDGER INVARIANT VIOLATED: money does not add up", "err", err)
-		return "failed"
+		return metrics.LedgerFailed
 	default:
 		if ctx.Err() == nil {
 			a.Log.Warn("ledger check could not run", "err", err)
 		}
-		return "error"
+		return metrics.LedgerError
 	}
 }

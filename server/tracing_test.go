@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -157,4 +158,100 @@ func TestTracingCollectorDownSlowsNothing(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("shutdown waited %s for a collector that does not answer", d)
 	}
+}
+
+// A write sent with an idempotency key runs in a transaction of the
+// idempotency store's making; it has the same database span as a keyless
+// write: a committed "transaction" under the request's server span (and
+// over the GraphQL operation's span), and on PostgreSQL its statements
+// under it (the key's look-up among them).
+func TestTracesOfKeyedWrites(t *testing.T) {
+	rcv := otlptest.New(t)
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant("Keyed traces")
+		fund(e, m.TestSecret, "NGN", 50000)
+		// Each request its own trace, in each database's run.
+		base, system := 0, "sqlite"
+		if e.Kind == testdb.Postgres {
+			base, system = 16, "postgresql"
+		}
+		traceOf := func(n int) (id, parent string) {
+			id = fmt.Sprintf("%s%08x", clientTrace[:24], base+n)
+			return id, "00-" + id + "-" + clientSpan + "-01"
+		}
+		wdTrace, wdParent := traceOf(1)
+		e.REST(http.MethodPost, "/transactions/withdraw", m.TestSecret, withdrawal("keyed-trace-"+e.Kind),
+			"traceparent", wdParent, "Idempotency-Key", "keyed-trace-wd").Expect(200)
+		fundTrace, fundParent := traceOf(2)
+		e.REST(http.MethodPost, "/sandbox/balances/fund", m.TestSecret, map[string]any{"currency": "NGN", "amount": 100},
+			"traceparent", fundParent, "Idempotency-Key", "keyed-trace-fund").Expect(200)
+		gqlTrace, gqlParent := traceOf(3)
+		r := e.GQL(m.TestSecret, `mutation Fund { fundBalance(input: {currency: "NGN", amount: "100", idempotencyKey: "keyed-trace-gql"}) { available } }`,
+			nil, "traceparent", gqlParent).Expect(200)
+		if r.JSON["errors"] != nil {
+			t.Fatalf("fundBalance: %s", r.Body)
+		}
+
+		// The transaction span of each request's trace, below its server
+		// span.
+		want := map[string]struct{ trace, server string }{
+			"keyed withdrawal":  {wdTrace, "POST /v1/merchant/public/transactions/withdraw"},
+			"keyed fund":        {fundTrace, "POST /v1/merchant/public/sandbox/balances/fund"},
+			"keyed fundBalance": {gqlTrace, "graphql mutation fundBalance"},
+		}
+		var spans []otlptest.Span
+		txs := map[string]otlptest.Span{}
+		find := func() {
+			byID := map[string]otlptest.Span{}
+			for _, s := range spans {
+				byID[s.SpanID] = s
+			}
+			for what, w := range want {
+				for _, s := range spans {
+					if s.TraceID != w.trace || s.Name != "transaction" {
+						continue
+					}
+					for p, ok := byID[s.ParentSpanID]; ok; p, ok = byID[p.ParentSpanID] {
+						if p.Name == w.server && p.Kind == tracepb.Span_SPAN_KIND_SERVER {
+							txs[what] = s
+						}
+					}
+				}
+			}
+		}
+		servertest.Eventually(t, 10*time.Second, "the keyed writes' transaction spans", func() bool {
+			_ = e.App.Tracing.Flush(context.Background())
+			spans = rcv.Spans()
+			find()
+			return len(txs) == len(want)
+		})
+		for what, tx := range txs {
+			if tx.Attrs["db.system.name"] != system || tx.Attrs["transaction.outcome"] != "commit" {
+				t.Errorf("%s: transaction span attributes %v", what, tx.Attrs)
+			}
+		}
+		// A mutation's GraphQL operation runs inside its transaction.
+		op := false
+		for _, s := range spans {
+			op = op || s.Name == "graphql mutation fundBalance" && s.Kind != tracepb.Span_SPAN_KIND_SERVER &&
+				s.ParentSpanID == txs["keyed fundBalance"].SpanID
+		}
+		if !op {
+			t.Error("keyed fundBalance: no GraphQL operation span under its transaction")
+		}
+		if e.Kind != testdb.Postgres {
+			return
+		}
+		for what, tx := range txs {
+			statements := 0
+			for _, s := range spans {
+				if s.ParentSpanID == tx.SpanID && s.Attrs["db.query.text"] != "" && s.Attrs["db.system.name"] == "postgresql" {
+					statements++
+				}
+			}
+			if statements < 2 {
+				t.Errorf("%s: %d statement spans under its transaction, want the key's look-up and the write's", what, statements)
+			}
+		}
+	}, servertest.With("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL))
 }

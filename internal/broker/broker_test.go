@@ -284,7 +284,7 @@ func TestOutOfOrderCommit(t *testing.T) {
 	defer cancel()
 	ch := e.subscribe(ctx, alice, nil, "")
 
-	tx, err := e.db.Begin(ctx)
+	_, tx, err := e.db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

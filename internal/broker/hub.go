@@ -7,6 +7,7 @@ import (
 
 	"merchantpay/ent"
 	"merchantpay/ent/event"
+	"merchantpay/internal/jobs"
 	"merchantpay/internal/tenant"
 )
 
@@ -16,13 +17,16 @@ func (b *Broker) Run(ctx context.Context) {
 	sys := tenant.System(ctx)
 	tick := time.NewTicker(b.cfg.PollInterval)
 	defer tick.Stop()
+	// A database that is unavailable fails every poll until it is back:
+	// said once per jobs.QuietPeriod, as the other workers say it.
+	fails := &jobs.Failures{Log: b.cfg.Log}
 	for {
 		err := b.start(sys)
 		if err == nil {
 			break
 		}
 		if ctx.Err() == nil {
-			b.cfg.Log.Warn("event broker cannot read the outbox yet", "err", err)
+			fails.Warn("event broker cannot read the outbox yet", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -35,7 +39,7 @@ func (b *Broker) Run(ctx context.Context) {
 	for {
 		last := time.Now()
 		if err := b.poll(sys); err != nil && ctx.Err() == nil {
-			b.cfg.Log.Warn("event broker poll failed", "err", err)
+			fails.Warn("event broker poll failed", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/lib/pq"
 
+	"merchantpay/internal/jobs"
 	"merchantpay/internal/store"
 )
 
@@ -94,9 +95,18 @@ func (s *Signal) Run(ctx context.Context) {
 	if !s.db.IsPostgres() {
 		return
 	}
+	// The listener reconnects on its own while the database is gone,
+	// failing at each attempt: said once per jobs.QuietPeriod, as the
+	// other workers say it.
+	fails := &jobs.Failures{Log: s.log}
 	l := pq.NewListener(s.dsn, 50*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
-			s.log.Warn("event listener connection", "event", ev, "err", err)
+			if ev == pq.ListenerEventConnectionAttemptFailed {
+				// Its own session, not the pool's: a failure to open it
+				// is the database being unavailable, whatever it says.
+				err = store.ConnectFailed(err)
+			}
+			fails.Warn("event listener connection", err)
 		}
 	})
 	defer l.Close()

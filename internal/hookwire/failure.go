@@ -28,6 +28,10 @@ const (
 	FailureConnection = "connection_error"
 )
 
+// Failures are all the classes above, for those that list them (the
+// metrics' label values).
+var Failures = []string{FailureRefusedAddress, FailureDNS, FailureTimeout, FailureTLS, FailureConnectionRefused, FailureConnection}
+
 // ClassifyFailure names the class of err, the error of an HTTP request
 // that got no answer, by the types it wraps (never by its text).
 func ClassifyFailure(err error) string {

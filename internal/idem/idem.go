@@ -222,7 +222,10 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		}
 	}
 
-	tx, err := s.db.Begin(ctx)
+	// txCtx carries the transaction's span: the look-up's, the handler's
+	// and the record's statements are its children. What runs after the
+	// rollback (saveAlone, replayStored) opens its own, under ctx.
+	txCtx, tx, err := s.db.Begin(ctx)
 	if err != nil {
 		return Response{}, false, err
 	}
@@ -230,7 +233,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
-		got, rec, err := s.lockAndLookup(ctx, tx, req, slot)
+		got, rec, err := s.lockAndLookup(txCtx, tx, req, slot)
 		if err != nil {
 			return Response{}, false, err
 		}
@@ -241,7 +244,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 			return replay(rec, req)
 		}
 	}
-	resp, commit := h(ctx, tx)
+	resp, commit := h(txCtx, tx)
 	if !commit {
 		if err := tx.Rollback(); err != nil {
 			return Response{}, false, store.Classify(err)
@@ -252,7 +255,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		return s.saveAlone(ctx, req, resp)
 	}
 	if resp.Status < 500 {
-		if err := s.save(ctx, tx, req, resp); err != nil {
+		if err := s.save(txCtx, tx, req, resp); err != nil {
 			if errors.Is(err, errTaken) || store.IsUniqueViolation(err) {
 				_ = tx.Rollback()
 				return s.replayStored(ctx, req)

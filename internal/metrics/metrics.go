@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"merchantpay/internal/hookwire"
 )
 
 // Metrics is one instance's registry and the metrics it observes directly.
@@ -77,7 +79,33 @@ func New() *Metrics {
 	}
 	reg.MustRegister(m.requests, m.duration, m.inFlight, m.deliveries, m.deliveryDuration, m.payoutsCompleted, m.ledgerChecks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.zeroAlerted()
 	return m
+}
+
+// The results of a ledger check, the values of ledger_invariant_checks_total's
+// result label.
+const (
+	LedgerOK     = "ok"
+	LedgerFailed = "failed"
+	LedgerError  = "error"
+)
+
+// deliveryOutcomes are the values of webhook_delivery_attempts_total's
+// outcome label that are not a failure's class (ObserveDelivery).
+var deliveryOutcomes = []string{"2xx", "3xx", "4xx", "5xx", "error"}
+
+// zeroAlerted makes the series that the documented alerts read with
+// increase() or rate() exist at 0 from the start: a series that first
+// appears with its first event shows no increase for it, so the alert
+// would miss that event (a ledger check's first failure, above all).
+func (m *Metrics) zeroAlerted() {
+	for _, r := range []string{LedgerOK, LedgerFailed, LedgerError} {
+		m.ledgerChecks.WithLabelValues(r)
+	}
+	for _, o := range append(append([]string(nil), deliveryOutcomes...), hookwire.Failures...) {
+		m.deliveries.WithLabelValues(o)
+	}
 }
 
 // Begin counts a request in flight; the function it returns ends it.

@@ -20,12 +20,18 @@ func (db *DB) Snapshot(ctx context.Context, fn func(ctx context.Context, tx *ent
 	if db.IsPostgres() {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	}
-	tx, err := db.write.BeginTx(ctx, opts)
+	ctx, tx, err := db.tr.transaction(ctx, func(ctx context.Context) (*ent.Tx, error) {
+		return db.write.BeginTx(ctx, opts)
+	})
 	if err != nil {
 		return Classify(fmt.Errorf("store: begin snapshot: %w", err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	return fn(ctx, tx)
+	if err := fn(ctx, tx); err != nil {
+		db.tr.failed(ctx, err)
+		return err
+	}
+	return nil
 }
 
 // Pools names the connection pools: one on PostgreSQL, the writer and the

@@ -49,6 +49,11 @@ type connectFailed struct{ err error }
 func (e connectFailed) Error() string { return e.err.Error() }
 func (e connectFailed) Unwrap() error { return e.err }
 
+// ConnectFailed marks err as a failure to open a PostgreSQL session, as
+// this package's connector does, for a connection opened elsewhere (the
+// event listener's): Classify then answers UNAVAILABLE for it.
+func ConnectFailed(err error) error { return connectFailed{err} }
+
 // Unprepared marks a statement to be sent unnamed, planned afresh with its
 // parameters' values at every use (two round trips), instead of prepared
 // once: for a statement whose best plan depends on its values or on how

@@ -168,18 +168,12 @@ func (db *DB) Within(ctx context.Context, tx *ent.Tx, fn func(ctx context.Contex
 	if tx != nil {
 		return fn(ctx, tx)
 	}
-	ctx, end := db.tr.start(ctx, "transaction")
-	err := db.within(ctx, fn)
-	end(err)
-	return err
-}
-
-func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *ent.Tx) error) error {
-	tx, err := db.Begin(ctx)
+	ctx, tx, err := db.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	if err := runGuarded(ctx, tx, fn); err != nil {
+		db.tr.failed(ctx, err)
 		_ = tx.Rollback()
 		return err
 	}
@@ -199,14 +193,16 @@ func runGuarded(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx
 	return fn(ctx, tx)
 }
 
-// Begin starts a transaction; the caller commits or rolls back. Most code
-// wants Within.
-func (db *DB) Begin(ctx context.Context) (*ent.Tx, error) {
-	tx, err := db.write.Tx(ctx)
+// Begin starts a transaction; the caller commits or rolls back, and runs
+// the transaction's statements with the context returned: it carries the
+// transaction's span, which its commit or rollback ends. Most code wants
+// Within.
+func (db *DB) Begin(ctx context.Context) (context.Context, *ent.Tx, error) {
+	ctx, tx, err := db.tr.transaction(ctx, db.write.Tx)
 	if err != nil {
-		return nil, Classify(fmt.Errorf("store: begin: %w", err))
+		return ctx, nil, Classify(fmt.Errorf("store: begin: %w", err))
 	}
-	return tx, nil
+	return ctx, tx, nil
 }
 
 // OnCommit runs fn after tx commits (at once when tx is nil). Use it to

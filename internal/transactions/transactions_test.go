@@ -99,7 +99,7 @@ func TestGet(t *testing.T) {
 			t.Fatal("Get without a tenant succeeded")
 		}
 		// Inside a transaction the look-up sees its uncommitted rows.
-		tx, err := db.Begin(ctx)
+		ctx, tx, err := db.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

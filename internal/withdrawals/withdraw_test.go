@@ -228,7 +228,7 @@ func TestWithdrawInHandedTransaction(t *testing.T) {
 			// deadline.
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			tx, err := e.App.DB.Begin(ctx)
+			ctx, tx, err := e.App.DB.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
