@@ -245,5 +245,8 @@ func (s *Service) List(ctx context.Context, f Filter, p page.Params) ([]*ent.Tra
 	return rows, info, nil
 }
 
+// CursorID is the form of the ids in transactions' cursors.
+var CursorID page.IDForm = page.UUID
+
 // Cursor is a transaction's position in a list.
 func Cursor(t *ent.Transaction) page.Cursor { return page.Cursor{Time: t.CreatedAt, ID: t.ID} }
