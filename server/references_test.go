@@ -45,6 +45,9 @@ func TestMerchantReferenceNotServiceShaped(t *testing.T) {
 			if tx, _ := g["transaction"].(map[string]any); tx == nil || tx["reference"] != ref {
 				t.Errorf("GraphQL transaction(%s): %v", asked, g)
 			}
+			if l := e.REST("GET", "/transactions?search="+asked, a.TestSecret, nil).Expect(200).List(); len(l) != 1 || l[0].(map[string]any)["reference"] != ref {
+				t.Errorf("GET /transactions?search=%s: %v", asked, l)
+			}
 		}
 	})
 }
