@@ -80,7 +80,7 @@ func (r *mutationResolver) ResendWebhookDelivery(ctx context.Context, id string)
 func (r *queryResolver) BalanceHistory(ctx context.Context, currency string, first *int, after *string) (*model.BalanceEntryConnection, error) {
 	var f apperr.Fields
 	c := ledger.ParseCurrency(currency, "currency", &f)
-	p := page.Parse(first, after, "first", "after", &f)
+	p := page.Parse(first, after, "first", "after", ledger.HistoryCursorID, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (r *queryResolver) BalanceHistory(ctx context.Context, currency string, fir
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *string, first *int, after *string) (*model.WebhookDeliveryConnection, error) {
 	var f apperr.Fields
-	p := page.Parse(first, after, "first", "after", &f)
+	p := page.Parse(first, after, "first", "after", webhooks.DeliveryCursorID, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

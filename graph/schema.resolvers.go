@@ -20,6 +20,8 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/swaps"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/transactions"
+	"merchantpay/internal/wallets"
 	"merchantpay/internal/webhooks"
 	"merchantpay/internal/withdrawals"
 	"merchantpay/present/txview"
@@ -262,7 +264,7 @@ func (r *queryResolver) Wallet(ctx context.Context, reference string) (*model.Wa
 // Wallets is the resolver for the wallets field.
 func (r *queryResolver) Wallets(ctx context.Context, first *int, after *string) (*model.WalletConnection, error) {
 	var f apperr.Fields
-	p := page.Parse(first, after, "first", "after", &f)
+	p := page.Parse(first, after, "first", "after", wallets.CursorID, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -293,7 +295,7 @@ func (r *queryResolver) Transaction(ctx context.Context, reference string) (*mod
 // Transactions is the resolver for the transactions field.
 func (r *queryResolver) Transactions(ctx context.Context, first *int, after *string, filter *model.TransactionFilter) (*model.TransactionConnection, error) {
 	var f apperr.Fields
-	p := page.Parse(first, after, "first", "after", &f)
+	p := page.Parse(first, after, "first", "after", transactions.CursorID, &f)
 	tf := transactionFilter(filter, "filter.", &f)
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -368,7 +370,7 @@ func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*model.WebhookE
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, first *int, after *string) (*model.EventConnection, error) {
 	var f apperr.Fields
-	p := page.Parse(first, after, "first", "after", &f)
+	p := page.Parse(first, after, "first", "after", events.CursorID, &f)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func balanceView(b ledger.Balance) balanceJSON {
 // holds them all).
 func (o *Ops) listBalances(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
-	p := pageParams(r, &f)
+	p := pageParams(r, page.Code, &f)
 	bs, err := o.Ledger.Balances(ctx)
 	if err != nil {
 		return Result{}, err
@@ -102,7 +102,7 @@ type balanceEntryJSON struct {
 func (o *Ops) balanceHistory(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
 	c := ledger.ParseCurrency(r.Param("currency"), "currency", &f)
-	p := pageParams(r, &f)
+	p := pageParams(r, ledger.HistoryCursorID, &f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}

@@ -36,7 +36,7 @@ const transactionRetrieved = "Transaction retrieved successfully"
 
 func (o *Ops) listTransactions(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
-	p := pageParams(r, &f)
+	p := pageParams(r, transactions.CursorID, &f)
 	q := r.Query
 	// An empty filter (?type=&status=, the documented template left blank)
 	// filters nothing, as an empty limit or cursor does.

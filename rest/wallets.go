@@ -141,7 +141,7 @@ func (o *Ops) getWallet(ctx context.Context, r *Request) (Result, error) {
 
 func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
-	p := pageParams(r, &f)
+	p := pageParams(r, wallets.CursorID, &f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
@@ -164,7 +164,7 @@ func (o *Ops) listWallets(ctx context.Context, r *Request) (Result, error) {
 }
 
 // pageParams reads limit and cursor from the query string.
-func pageParams(r *Request, f *apperr.Fields) page.Params {
+func pageParams(r *Request, idForm page.IDForm, f *apperr.Fields) page.Params {
 	q := r.Query
 	var limit *int
 	if v := q.Get("limit"); v != "" {
@@ -179,7 +179,7 @@ func pageParams(r *Request, f *apperr.Fields) page.Params {
 	if v := q.Get("cursor"); v != "" {
 		cursor = &v
 	}
-	return page.Parse(limit, cursor, "limit", "cursor", f)
+	return page.Parse(limit, cursor, "limit", "cursor", idForm, f)
 }
 
 // mergeValidation adds the operation's semantic errors to the decoder's type

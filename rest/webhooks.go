@@ -81,7 +81,7 @@ func (o *Ops) createWebhook(ctx context.Context, r *Request) (Result, error) {
 
 func (o *Ops) listWebhooks(ctx context.Context, r *Request) (Result, error) {
 	var f apperr.Fields
-	p := pageParams(r, &f)
+	p := pageParams(r, webhooks.CursorID, &f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}

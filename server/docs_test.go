@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // TestIndexLinks: GET / lists the service's entry points, as HTML to a
-// browser and as JSON to anything else, and each link answers.
+// browser and as JSON to anything else, and every link of either form
+// answers (the REST base path, which names no operation, is told as text).
 func TestIndexLinks(t *testing.T) {
 	servertest.Each(t, testIndexLinks)
 }
@@ -46,6 +48,24 @@ func testIndexLinks(t *testing.T, e *servertest.Env) {
 	}
 	for _, href := range []string{"/dashboard", "/docs", "/openapi.json", "/healthz", "/readyz"} {
 		e.Do(http.MethodGet, href, "", nil).Expect(200)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(string(page.Body), -1) {
+		linked[m[1]] = true
+	}
+	for href := range hrefs {
+		linked[href] = true
+	}
+	for href := range linked {
+		if strings.HasPrefix(href, "data:") {
+			continue // the inline favicon
+		}
+		if r := e.Do(http.MethodGet, href, "", nil); r.Status == http.StatusNotFound {
+			t.Errorf("GET / links %s, which answers 404", href)
+		}
+	}
+	if !strings.Contains(string(page.Body), "<code>/v1/merchant/public</code>") || !strings.Contains(string(api.Body), `"rest_base_path":"/v1/merchant/public"`) {
+		t.Errorf("GET / does not tell the REST base path:\n%s\n%s", page.Body, api.Body)
 	}
 	// Only the exact path is the index: anything else is still the JSON 404.
 	if r := e.Do(http.MethodGet, "/nothing-here", "", nil); r.Status != 404 || r.Code() != "NOT_FOUND" {

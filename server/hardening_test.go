@@ -307,19 +307,25 @@ func TestGraphQLDocumentSize(t *testing.T) {
 }
 
 // A tampered cursor (a time PostgreSQL cannot hold, a negative one, an id
-// that is not text) is a bad query parameter, on every list and
-// connection: never a 500.
+// that is not text, an id of a form the list's ids never have) is a bad
+// query parameter, on every list and connection: never a 500, nor an
+// empty page.
 func TestTamperedCursor(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant("Acme")
 		enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-		for _, c := range []string{enc("99999999999999999|a"), enc("-5|a"), enc("1700000000000|a\x00b"), enc("1700000000000|\xff")} {
-			for _, path := range []string{"/transactions", "/wallets", "/webhooks", "/balances"} {
+		forged := []string{enc("99999999999999999|a"), enc("-5|a"), enc("1700000000000|a\x00b"), enc("1700000000000|\xff"),
+			enc("1|x' OR 1=1--"), enc("1700000000000|0190b5a4-7c1e-7a00-8000-00000000000Z"), enc("1700000000000|ffffffff-ffff-ffff-ffff-ffffffffffff "),
+			enc("1700000000000|we_0190b5a4-7c1e-7a00-8000-000000000000x"), enc("1700000000000|dlv_x"), enc("1700000000000|1 OR 1=1")}
+		for _, c := range forged {
+			for _, path := range []string{"/transactions", "/wallets", "/webhooks", "/balances", "/balances/NGN/history"} {
 				if r := e.REST("GET", path+"?cursor="+c, m.TestSecret, nil); r.Status != 400 || r.Code() != "VALIDATION_ERROR" {
 					t.Errorf("%s with %s: %d %s", path, c, r.Status, r.Body)
 				}
 			}
-			for _, q := range []string{`query($c: String) { transactions(after: $c) { edges { cursor } } }`, `query($c: String) { wallets(after: $c) { edges { cursor } } }`} {
+			for _, q := range []string{`query($c: String) { transactions(after: $c) { edges { cursor } } }`, `query($c: String) { wallets(after: $c) { edges { cursor } } }`,
+				`query($c: String) { events(after: $c) { edges { cursor } } }`, `query($c: String) { webhookDeliveries(after: $c) { edges { cursor } } }`,
+				`query($c: String) { balanceHistory(currency: "NGN", after: $c) { edges { cursor } } }`} {
 				if r := e.GQL(m.TestSecret, q, map[string]any{"c": c}); r.Code() != "VALIDATION_ERROR" {
 					t.Errorf("%s with %s: %s", q, c, r.Body)
 				}

@@ -177,6 +177,8 @@ func parityMoreRows(e *servertest.Env) []parityRow {
 					code: "VALIDATION_ERROR", fields: []string{"amount"}},
 				{name: "other method", edit: func(_ *parityParty, in map[string]any) { in["depositMethod"] = "card"; in["reference"] = "dep-2" },
 					code: "VALIDATION_ERROR", fields: []string{"depositMethod"}},
+				{name: "reference of a service reference's form", edit: parSet("reference", "DEP-0190b5a4-7c1e-7a00-8000-000000000000"),
+					code: "VALIDATION_ERROR", fields: []string{"reference"}},
 			},
 		},
 		{

@@ -220,6 +220,8 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 				{name: "used reference", edit: func(p *parityParty, in map[string]any) { in["rateReference"] = p.vals["big"] }, code: "DUPLICATE_REFERENCE", fields: []string{"reference"}},
 				{name: "unknown quote", edit: func(_ *parityParty, in map[string]any) { in["rateReference"] = "nope"; in["reference"] = "sw-2" }, code: "NOT_FOUND", fields: []string{"rateReference"}},
 				{name: "no quote", edit: parDel("rateReference"), code: "VALIDATION_ERROR", fields: []string{"rateReference"}},
+				{name: "reference of a service reference's form", edit: parSet("reference", "swp-0190B5A4-7C1E-7A00-8000-000000000000"),
+					code: "VALIDATION_ERROR", fields: []string{"reference"}},
 			},
 		},
 		withdrawRow("withdraw NGN direct", func(p *parityParty) { parFund(p, "NGN", "50000") }, func(*parityParty) map[string]any {
@@ -227,6 +229,8 @@ func parityRows(t *testing.T, e *servertest.Env) []parityRow {
 				"narration": "rent", "feeBearer": "MERCHANT"}
 		}, []parityBad{
 			{name: "used reference", edit: func(*parityParty, map[string]any) {}, code: "DUPLICATE_REFERENCE", fields: []string{"reference"}},
+			{name: "reference of a service reference's form", edit: parSet("reference", "Wth-0190b5a4-7c1e-7a00-8000-000000000000"),
+				code: "VALIDATION_ERROR", fields: []string{"reference"}},
 			{name: "insufficient balance", edit: func(_ *parityParty, in map[string]any) { in["amount"] = "1000000"; in["reference"] = "pay-2" }, code: "INSUFFICIENT_BALANCE"},
 			{name: "unknown bank", edit: func(_ *parityParty, in map[string]any) {
 				in["beneficiary"].(map[string]any)["bank"] = "999999"

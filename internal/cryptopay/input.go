@@ -8,6 +8,7 @@ import (
 
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/money"
+	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
 
@@ -110,7 +111,7 @@ func ValidateDeposit(in DepositInput, f *apperr.Fields) {
 		}
 	}
 	if in.Reference != nil {
-		if msg := validate.Reference(*in.Reference); msg != "" {
+		if msg := transactions.CheckMerchantReference(*in.Reference); msg != "" {
 			f.Add("reference", "%s", msg)
 		}
 	}

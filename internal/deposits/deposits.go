@@ -252,8 +252,16 @@ const savepoint = "deposit_reference"
 // reference twice is most likely the payer's mistake, and tying the money to
 // the wrong order or silently dropping the reference would be worse. A
 // refunded deposit never claims a reference, so the payer may pay again under
-// it. c is the client of the deposit's transaction.
+// it. A reference of the form of the service's own (WTH-, DEP-, SWP- and a
+// UUID) is one no merchant reference may take, since a look-up by reference
+// would find the service's transaction instead: it is refunded the same way.
+// c is the client of the deposit's transaction.
 func (s *Service) insertClaimingRef(ctx context.Context, c *ent.Client, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
+	if _, ok := transactions.ServiceReference(d.ref); ok {
+		d.refund = fmt.Sprintf("the narration's reference %q has the form of the service's own references, which a merchant reference may not have", d.ref)
+		d.ref = ""
+		return insert(d)
+	}
 	key := transactions.ReferenceKey(d.ref)
 	taken, err := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx)
 	if err != nil {

@@ -226,6 +226,9 @@ func (o *Outbox) List(ctx context.Context, p page.Params) ([]*ent.Event, page.In
 	return rows, info, nil
 }
 
+// CursorID is the form of the ids in events' cursors: the events' serial ids.
+var CursorID page.IDForm = page.Serial
+
 // Cursor is an event's position in a list.
 func Cursor(e *ent.Event) page.Cursor {
 	return page.Cursor{Time: e.CreatedAt, ID: strconv.FormatInt(e.ID, 10)}

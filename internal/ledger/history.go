@@ -38,6 +38,10 @@ func ParseCurrency(code, field string, f *apperr.Fields) money.Currency {
 	return c
 }
 
+// HistoryCursorID is the form of the ids in History's cursors: the
+// entries' serial ids.
+var HistoryCursorID page.IDForm = page.Serial
+
 // HistoryCursor is an entry's position in History: entries are ordered by
 // id, which the cursor carries; its time is the entry's, for show.
 func HistoryCursor(e HistoryEntry) page.Cursor {

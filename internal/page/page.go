@@ -29,8 +29,69 @@ func (c Cursor) Encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixMilli(), 10) + "|" + c.ID))
 }
 
-// Decode parses a cursor made by Encode.
-func Decode(s string) (Cursor, bool) {
+// IDForm reports whether id has the form of the ids a list puts in its
+// cursors. A cursor whose id has another form was not issued by the
+// service, and is refused before it reaches a query.
+type IDForm func(id string) bool
+
+// UUID is the form of ids that are UUIDs as the service writes them: 36
+// characters, lower-case hexadecimal digits grouped 8-4-4-4-12.
+func UUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Prefixed is the form of ids made of prefix and a UUID ("we_" + UUID).
+func Prefixed(prefix string) IDForm {
+	return func(id string) bool {
+		rest, ok := strings.CutPrefix(id, prefix)
+		return ok && UUID(rest)
+	}
+}
+
+// Serial is the form of ids that are positive integers, in decimal without
+// leading zeros or sign.
+func Serial(id string) bool {
+	if len(id) == 0 || len(id) > 19 || id[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Code is the form of ids that are codes such as a currency's: 1 to 16
+// upper-case letters and digits.
+func Code(id string) bool {
+	if len(id) == 0 || len(id) > 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Decode parses a cursor made by Encode for a list whose ids have the form
+// idForm.
+func Decode(s string, idForm IDForm) (Cursor, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return Cursor{}, false
@@ -43,7 +104,7 @@ func Decode(s string) (Cursor, bool) {
 	// A cursor this service issued holds a time between 1970 and 9999 and
 	// an id of valid text; anything else was tampered with (PostgreSQL
 	// cannot even compare such a time).
-	if err != nil || n < 0 || n > maxCursorMillis || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 {
+	if err != nil || n < 0 || n > maxCursorMillis || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 || !idForm(id) {
 		return Cursor{}, false
 	}
 	return Cursor{Time: time.UnixMilli(n).UTC(), ID: id}, true
@@ -58,9 +119,10 @@ type Params struct {
 	After *Cursor
 }
 
-// Parse validates a limit and cursor; field names are the caller's
-// (limit/cursor for REST, first/after for GraphQL).
-func Parse(limit *int, cursor *string, limitField, cursorField string, f *apperr.Fields) Params {
+// Parse validates a limit and cursor of a list whose ids have the form
+// idForm; field names are the caller's (limit/cursor for REST, first/after
+// for GraphQL).
+func Parse(limit *int, cursor *string, limitField, cursorField string, idForm IDForm, f *apperr.Fields) Params {
 	p := Params{Limit: DefaultLimit}
 	if limit != nil {
 		if *limit < 1 || *limit > MaxLimit {
@@ -70,7 +132,7 @@ func Parse(limit *int, cursor *string, limitField, cursorField string, f *apperr
 		}
 	}
 	if cursor != nil && *cursor != "" {
-		c, ok := Decode(*cursor)
+		c, ok := Decode(*cursor, idForm)
 		if !ok {
 			f.Add(cursorField, "is not a cursor this service issued")
 		} else {

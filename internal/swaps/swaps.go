@@ -85,7 +85,7 @@ func Validate(in Input, f *apperr.Fields) {
 		f.Add("rate_reference", "must be at most %d characters", maxRateReference)
 	}
 	if in.Reference != nil {
-		if msg := validate.Reference(*in.Reference); msg != "" {
+		if msg := transactions.CheckMerchantReference(*in.Reference); msg != "" {
 			f.Add("reference", "%s", msg)
 		}
 	}

@@ -19,8 +19,8 @@ type Filter struct {
 	// CreatedFrom is inclusive, CreatedTo exclusive.
 	CreatedFrom *time.Time
 	CreatedTo   *time.Time
-	// Search is either reference: the service's, or the merchant's without
-	// regard to case.
+	// Search is either reference, the service's or the merchant's, each
+	// without regard to case.
 	Search *string
 }
 
@@ -81,7 +81,8 @@ func (f Filter) predicates() []predicate.Transaction {
 		ps = append(ps, transaction.CreatedAtLT(*f.CreatedTo))
 	}
 	if f.Search != nil {
-		ps = append(ps, transaction.Or(transaction.Reference(*f.Search),
+		service, _ := ServiceReference(*f.Search) // either reference is found in any case
+		ps = append(ps, transaction.Or(transaction.Reference(service),
 			transaction.MerchantReferenceKey(ReferenceKey(*f.Search))))
 	}
 	return ps

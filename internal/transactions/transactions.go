@@ -131,7 +131,9 @@ func (s *Service) get(ctx context.Context, c *ent.Client, ref string, byReferenc
 	var found bool
 	var err error
 	if byReference {
-		v, found, err = s.lookup(ctx, c, s.byReference, ref, t)
+		// Service references are found in any case, as merchant ones are.
+		canonical, _ := ServiceReference(ref)
+		v, found, err = s.lookup(ctx, c, s.byReference, canonical, t)
 	}
 	if err == nil && !found {
 		v, found, err = s.lookup(ctx, c, s.byMerchantReference, ReferenceKey(ref), t)
@@ -153,6 +155,7 @@ func (s *Service) GetWithKey(ctx context.Context, auth *merchants.Service, key, 
 	if !possibleRef(ref) {
 		return p, nil, false, nil
 	}
+	ref, _ = ServiceReference(ref) // found in any case
 	if s.rendered != nil {
 		if e, ok := s.rendered.get(ref); ok {
 			var version int64
@@ -244,6 +247,9 @@ func (s *Service) List(ctx context.Context, f Filter, p page.Params) ([]*ent.Tra
 	rows, info := page.Cut(rows, p.Limit, Cursor)
 	return rows, info, nil
 }
+
+// CursorID is the form of the ids in transactions' cursors.
+var CursorID page.IDForm = page.UUID
 
 // Cursor is a transaction's position in a list.
 func Cursor(t *ent.Transaction) page.Cursor { return page.Cursor{Time: t.CreatedAt, ID: t.ID} }

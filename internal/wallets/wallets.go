@@ -206,5 +206,8 @@ func (s *Service) List(ctx context.Context, p page.Params) ([]*ent.Wallet, page.
 	return rows, info, nil
 }
 
+// CursorID is the form of the ids in wallets' cursors.
+var CursorID page.IDForm = page.UUID
+
 // FullName is the wallet's display name.
 func FullName(w *ent.Wallet) string { return w.Firstname + " " + w.Lastname }

@@ -44,7 +44,7 @@ func insertDeliveries(ctx context.Context, db *store.DB, c *ent.Client, pairs []
 			webhookdelivery.FieldAttempts, webhookdelivery.FieldRunAttempts, webhookdelivery.FieldGeneration,
 			webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt)
 		for _, p := range chunk {
-			ins.Values("dlv_"+uuid.NewString(), p.ev.MerchantID, p.ev.Mode,
+			ins.Values(deliveryIDPrefix+uuid.NewString(), p.ev.MerchantID, p.ev.Mode,
 				p.ev.ID, p.ev.EventID, p.ev.Type,
 				p.ep.ID, p.ep.URL, StatusPending,
 				0, 0, 0,

@@ -108,7 +108,7 @@ func (s *Service) Create(ctx context.Context, tx *ent.Tx, in CreateInput) (*ent.
 	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
 		ep, err = tx.Client().WebhookEndpoint.Create().
-			SetID("we_" + uuid.NewString()).SetURL(*in.URL).SetEvents(dedupe(in.Events)).
+			SetID(endpointIDPrefix + uuid.NewString()).SetURL(*in.URL).SetEvents(dedupe(in.Events)).
 			SetSecret(secret).SetEnabled(true).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		return err
 	})
@@ -151,6 +151,15 @@ func (s *Service) List(ctx context.Context, p page.Params) ([]*ent.WebhookEndpoi
 	rows, info := page.Cut(rows, p.Limit, Cursor)
 	return rows, info, nil
 }
+
+// Endpoints' and deliveries' ids are these prefixes followed by a UUID.
+const (
+	endpointIDPrefix = "we_"
+	deliveryIDPrefix = "dlv_"
+)
+
+// CursorID is the form of the ids in endpoints' cursors.
+var CursorID = page.Prefixed(endpointIDPrefix)
 
 // Cursor is an endpoint's position in List.
 func Cursor(e *ent.WebhookEndpoint) page.Cursor { return page.Cursor{Time: e.CreatedAt, ID: e.ID} }

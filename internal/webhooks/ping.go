@@ -49,7 +49,7 @@ func (s *Service) SendTest(ctx context.Context, tx *ent.Tx, endpointID, field st
 			return f.Err()
 		}
 		now := s.clock.Now()
-		dl, err := c.WebhookDelivery.Create().SetID("dlv_" + uuid.NewString()).
+		dl, err := c.WebhookDelivery.Create().SetID(deliveryIDPrefix + uuid.NewString()).
 			SetMerchantID(ep.MerchantID).SetMode(ep.Mode).
 			SetEventSeq(0).SetEventID("evt_" + uuid.NewString()).SetEventType(PingEvent).
 			SetEndpointID(ep.ID).SetURL(ep.URL).SetStatus(StatusPending).
@@ -140,6 +140,9 @@ func (s *Service) ListDeliveries(ctx context.Context, endpointID *string, p page
 	out, err := withAttempts(ctx, c, rows)
 	return out, info, err
 }
+
+// DeliveryCursorID is the form of the ids in deliveries' cursors.
+var DeliveryCursorID = page.Prefixed(deliveryIDPrefix)
 
 // DeliveryCursor is a delivery's position in ListDeliveries.
 func DeliveryCursor(d Delivery) page.Cursor { return page.Cursor{Time: d.CreatedAt, ID: d.ID} }

@@ -10,6 +10,7 @@ import (
 	"merchantpay/internal/apperr"
 	"merchantpay/internal/banks"
 	"merchantpay/internal/money"
+	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
 
@@ -102,7 +103,7 @@ func Validate(in Input, f *apperr.Fields) {
 		}
 	}
 	if in.Reference != nil {
-		if msg := validate.Reference(*in.Reference); msg != "" {
+		if msg := transactions.CheckMerchantReference(*in.Reference); msg != "" {
 			f.Add("reference", "%s", msg)
 		}
 	}

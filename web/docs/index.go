@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// A link is one thing the service serves, as the index lists it.
+// A link is one thing the service serves, as the index lists it: each
+// answers a GET.
 type link struct {
 	Rel  string `json:"rel"`
 	Href string `json:"href"`
@@ -19,10 +20,13 @@ var links = []link{
 	{"dashboard", "/dashboard", "merchant dashboard (sign in with a secret key)"},
 	{"docs", Prefix, "REST API reference"},
 	{"openapi", "/openapi.json", "OpenAPI 3.1 description of the REST API"},
-	{"rest", "/v1/merchant/public", "REST API base path"},
 	{"healthz", "/healthz", "liveness: answers while the process runs"},
 	{"readyz", "/readyz", "readiness: answers while the database answers and takes writes"},
 }
+
+// restBasePath is where the REST operations are, shown as text rather than
+// linked: the path itself names no operation and answers 404.
+const restBasePath = "/v1/merchant/public"
 
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en">
@@ -37,7 +41,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <h1>merchantpay</h1>
 <p>Merchant payments: wallets, NGN virtual accounts, rates, crypto-pay deposits and bank payouts.</p>
 {{with .Rails}}<p>Test mode runs on the <code>{{.Test}}</code> rails; live mode on <code>{{.Live}}</code>.</p>
-{{end}}<ul>
+{{end}}<p>The REST API's operations are under <code>{{.RESTBasePath}}</code> (see the reference at <a href="/docs">/docs</a>).</p>
+<ul>
 {{range .Links}}<li><a href="{{.Href}}" rel="{{.Rel}}"><code>{{.Href}}</code></a>: {{.What}}</li>
 {{end}}</ul>
 </body>
@@ -73,17 +78,19 @@ func IndexWith(rails *Rails) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			if r.Method == http.MethodGet {
 				_ = indexPage.Execute(w, struct {
-					Links []link
-					Rails *Rails
-				}{links, rails})
+					Links        []link
+					Rails        *Rails
+					RESTBasePath string
+				}{links, rails, restBasePath})
 			}
 			return
 		}
 		body, _ := json.Marshal(struct {
-			Name  string `json:"name"`
-			Links []link `json:"links"`
-			Rails *Rails `json:"rails,omitempty"`
-		}{"merchantpay", links, rails})
+			Name         string `json:"name"`
+			Links        []link `json:"links"`
+			RESTBasePath string `json:"rest_base_path"`
+			Rails        *Rails `json:"rails,omitempty"`
+		}{"merchantpay", links, restBasePath, rails})
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
