@@ -275,8 +275,8 @@ func TestWebSocketRateLimit(t *testing.T) {
 			}
 			answered++
 			if len(codes) > 0 {
-				if codes[0] != "RATE_LIMITED" {
-					t.Errorf("error %v", codes)
+				if codes[0] != "RATE_LIMITED" || typ != "error" {
+					t.Errorf("%s %v, want an error message RATE_LIMITED", typ, codes)
 				}
 				limited++
 			}
