@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -36,7 +37,9 @@ const (
 
 // documentSize refuses documents over those limits, measured in time
 // linear in their length (each fragment's expanded size is computed once).
-// Verdicts are cached by query text, as gqlgen caches parsed documents.
+// Verdicts are cached by a digest of the query text: the texts refused are
+// the largest (up to a request body's limit each), and a thousand of them
+// kept as keys would hold a gigabyte.
 type documentSize struct {
 	verdicts *lru.LRU[string]
 }
@@ -47,10 +50,12 @@ func (documentSize) ExtensionName() string                   { return "DocumentS
 func (documentSize) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (d documentSize) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
-	verdict, ok := d.verdicts.Get(ctx, p.Query)
+	sum := sha256.Sum256([]byte(p.Query))
+	key := string(sum[:])
+	verdict, ok := d.verdicts.Get(ctx, key)
 	if !ok {
 		verdict = measure(p.Query)
-		d.verdicts.Add(ctx, p.Query, verdict)
+		d.verdicts.Add(ctx, key, verdict)
 	}
 	if verdict != "" {
 		return invalid(gqlerror.Errorf("%s", verdict))
