@@ -37,12 +37,13 @@ type boundedExecutor struct {
 	maxBytes int
 }
 
-// CreateOperationContext says, for a document of several operations and
-// no operationName, that operationName must name one (gqlgen's own error
-// names no operation: "operation  not found").
+// CreateOperationContext says, when operationName names no operation of
+// the document, or is missing where the document has several, which
+// operations there are (gqlgen's own error for a missing one names none:
+// "operation  not found").
 func (e boundedExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	oc, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
-	if len(errs) != 1 || oc == nil || oc.Operation != nil || oc.Doc == nil || len(oc.Doc.Operations) < 2 {
+	if len(errs) != 1 || oc == nil || oc.Operation != nil || oc.Doc == nil || len(oc.Doc.Operations) == 0 {
 		return oc, errs
 	}
 	names := make([]string, 0, len(oc.Doc.Operations))

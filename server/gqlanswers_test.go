@@ -171,6 +171,10 @@ func TestGraphQLSeveralOperationsNeedAName(t *testing.T) {
 		if !strings.Contains(string(r.Body), "no operation named C (A, B)") {
 			t.Errorf("an unknown operationName: %s", r.Body)
 		}
+		r = e.Do("POST", "/graphql", m.TestSecret, map[string]any{"query": "query A { me { id } }", "operationName": "C"})
+		if r.Code() != "VALIDATION_ERROR" || !strings.Contains(string(r.Body), "no operation named C (A)") {
+			t.Errorf("an unknown operationName, one operation: %s", r.Body)
+		}
 		r = e.Do("POST", "/graphql", m.TestSecret, map[string]any{"query": q, "operationName": "B"})
 		if r.GQLData()["me"].(map[string]any)["name"] != "Acme" {
 			t.Errorf("operationName B: %s", r.Body)
