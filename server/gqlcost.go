@@ -31,16 +31,8 @@ const costPerToken = 50
 // introspectionPoints is what a __schema or __type field costs in an
 // operation that selects nothing else: one token. Such an operation's
 // answer is cached (see introspectionCache), so repeating it does no work;
-// maxIntrospectionCost, below, bounds its work the first time.
+// costWalk.maxIntrospection bounds its work the first time.
 const introspectionPoints = costPerToken
-
-// maxIntrospectionCost bounds an introspection-only operation's cost counted
-// as any other operation's (each list at its maximum for this schema: an
-// upper bound, several times what it really resolves). GraphiQL's own
-// introspection query counts about three quarters of it; two copies of it in one
-// request do not pass. (Recursion through field types is refused by
-// validation already, after three levels.)
-const maxIntrospectionCost = 500_000
 
 // fieldCost is what the cost walk knows of one field, by "Type.field".
 type fieldCost struct {
@@ -162,6 +154,12 @@ func introspectionTable(s *ast.Schema) map[string]fieldCost {
 // costWalk measures operations against one schema's table.
 type costWalk struct {
 	table map[string]fieldCost
+	// maxIntrospection bounds an introspection-only operation's cost
+	// counted as any other operation's (each list at its maximum for this
+	// schema: an upper bound, several times what it really resolves); see
+	// introspectionBound. Recursion through field types is refused by
+	// validation already, after three levels.
+	maxIntrospection int
 }
 
 func newCostWalk(s *ast.Schema) *costWalk {
@@ -172,7 +170,9 @@ func newCostWalk(s *ast.Schema) *costWalk {
 	for k, v := range introspectionTable(s) {
 		t[k] = v
 	}
-	return &costWalk{table: t}
+	c := &costWalk{table: t}
+	c.maxIntrospection = introspectionBound(c, s)
+	return c
 }
 
 // saturated is where counting stops: far above any limit, far below
@@ -203,7 +203,7 @@ func (c *costWalk) Cost(op *ast.OperationDefinition, vars map[string]any) (cost 
 }
 
 // FullCost is an introspection-only operation's cost counted as any
-// other's, which maxIntrospectionCost bounds.
+// other's, which maxIntrospection bounds.
 func (c *costWalk) FullCost(op *ast.OperationDefinition, vars map[string]any) int {
 	w := walker{c: c, vars: vars}
 	return w.set(op.SelectionSet, page.DefaultLimit, 0)

@@ -138,8 +138,8 @@ func TestIntrospectionCost(t *testing.T) {
 		t.Errorf("GraphiQL's introspection: cost %d (introspection %v), want one token", cost, intro)
 	}
 	full := w.FullCost(doc.Operations[0], nil)
-	if full > maxIntrospectionCost {
-		t.Errorf("GraphiQL's introspection counts %d, over %d", full, maxIntrospectionCost)
+	if full > w.maxIntrospection {
+		t.Errorf("GraphiQL's introspection counts %d, over %d", full, w.maxIntrospection)
 	}
 	if depth(doc.Operations[0].SelectionSet, 0) <= maxDepth {
 		t.Errorf("GraphiQL's introspection is no deeper than the depth limit: the exemption is untested")
@@ -150,8 +150,8 @@ func TestIntrospectionCost(t *testing.T) {
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	if full := w.FullCost(doc.Operations[0], nil); full <= maxIntrospectionCost {
-		t.Errorf("GraphiQL's introspection twice over counts %d, within %d", full, maxIntrospectionCost)
+	if full := w.FullCost(doc.Operations[0], nil); full <= w.maxIntrospection {
+		t.Errorf("GraphiQL's introspection twice over counts %d, within %d", full, w.maxIntrospection)
 	}
 	if _, intro := costOf(t, `{ __typename me { id } }`, nil); intro {
 		t.Errorf("an operation with me is not introspection-only")

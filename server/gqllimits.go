@@ -54,10 +54,10 @@ func (l operationLimits) MutateOperationContext(ctx context.Context, oc *graphql
 	}
 	cost, introspection := l.walk.Cost(oc.Operation, oc.Variables)
 	if introspection {
-		if full := l.walk.FullCost(oc.Operation, oc.Variables); full > maxIntrospectionCost {
+		if full := l.walk.FullCost(oc.Operation, oc.Variables); full > l.walk.maxIntrospection {
 			return refusal(apperr.New(apperr.QueryTooComplex,
-				"the introspection query could resolve about %d fields, over the limit of %d: it recurses too deep through field types", full, maxIntrospectionCost),
-				map[string]any{"cost": full, "maxCost": maxIntrospectionCost})
+				"the introspection query could resolve about %d fields, over the limit of %d: it recurses too deep through field types", full, l.walk.maxIntrospection),
+				map[string]any{"cost": full, "maxCost": l.walk.maxIntrospection})
 		}
 	}
 	if cost > l.maxCost {
@@ -79,8 +79,11 @@ func (l operationLimits) MutateOperationContext(ctx context.Context, oc *graphql
 	return nil
 }
 
+// refusal is an operation refused before it ran. Like a document that
+// fails validation, it is answered over WebSocket with an error message
+// for the operation, never a result followed by complete.
 func refusal(e *apperr.Error, ext map[string]any) *gqlerror.Error {
-	return &gqlerror.Error{Message: e.Message, Err: e, Extensions: ext}
+	return invalid(&gqlerror.Error{Message: e.Message, Err: e, Extensions: ext})
 }
 
 // InterceptOperation answers an introspection-only operation from the

@@ -32,8 +32,9 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 
 // wsRateLimit applies the per-key rate limit to each query
 // and subscription of a WebSocket connection, as every HTTP request and
-// every WebSocket mutation already is: the operation is answered
-// RATE_LIMITED and the connection stays open.
+// every WebSocket mutation already is: the operation is answered with an
+// error message (RATE_LIMITED), as one refused by its other limits is, and
+// the connection stays open.
 type wsRateLimit struct{ h *gqlHandler }
 
 func (wsRateLimit) ExtensionName() string                   { return "WebSocketRateLimit" }
@@ -49,14 +50,14 @@ func (l wsRateLimit) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if err := l.h.pipe.Allow(p); err != nil {
 		var re *pipeline.RetryError
 		errors.As(err, &re)
-		return &gqlerror.Error{Message: re.Err.Message, Err: re.Err}
+		return invalid(&gqlerror.Error{Message: re.Err.Message, Err: re.Err})
 	}
 	return nil
 }
 
-// invalid marks err as a document's validation failure, as gqlparser's own
-// are: a WebSocket transport answers it with an error message rather than
-// a result.
+// invalid marks err as a refusal before the operation runs, as
+// gqlparser's validation failures are: a WebSocket transport answers it
+// with an error message rather than a result.
 func invalid(err *gqlerror.Error) *gqlerror.Error {
 	errcode.Set(err, errcode.ValidationFailed)
 	return err

@@ -103,8 +103,11 @@ func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler 
 	// Both ways in list every bad variable value at once: queries and
 	// subscriptions over WebSocket get the list from the WebSocket wrapper
 	// too, and WebSocket mutations run through httpTransport (wsMutation).
-	srv.AddTransport(listVariableErrors{Transport: a.WebSockets, schema: schema.Schema()})
-	srv.AddTransport(listVariableErrors{Transport: httpTransport{}, schema: schema.Schema()})
+	// Both keep every answer, errors included, within the size cap.
+	srv.AddTransport(boundAnswers{Transport: listVariableErrors{Transport: a.WebSockets, schema: schema.Schema()},
+		maxBytes: a.Config.GraphQLMaxResponseBytes})
+	srv.AddTransport(boundAnswers{Transport: listVariableErrors{Transport: httpTransport{}, schema: schema.Schema()},
+		maxBytes: a.Config.GraphQLMaxResponseBytes})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(newDocumentSize())

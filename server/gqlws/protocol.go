@@ -221,11 +221,12 @@ func (c *conn) subscribe(m message) (int, string) {
 		kind := errcode.GetErrorKind(err)
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), err)
 		if kind == errcode.KindProtocol {
-			// A document that does not parse or validate: an error
-			// message for the operation, which never ran.
+			// A document that does not parse or validate, or an
+			// operation refused by its limits: an error message for the
+			// operation, which never ran.
 			c.failed(o, errorsPayload(resp.Errors...))
 		} else {
-			c.next(o, &graphql.Response{Errors: err})
+			c.next(o, resp)
 			c.finish(o)
 		}
 		return 0, ""
