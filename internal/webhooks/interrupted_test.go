@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"merchantpay/ent"
 	"merchantpay/internal/clock"
 	"merchantpay/internal/events"
 	"merchantpay/internal/events/eventtest"
@@ -198,6 +199,53 @@ func TestInterruptedLastAttemptFails(t *testing.T) {
 		got = f.delivery(t)
 		if got.Status != StatusSucceeded || len(got.Attempts) != 3 || got.Attempts[2].Number != 3 || !got.Attempts[2].Success {
 			t.Fatalf("after the redelivery: %+v", got)
+		}
+	})
+}
+
+// A claim whose delivery was not attempted leaves no interrupted attempt:
+// one given back at a stop (release), one that waited past the point where
+// its attempt could outlast the lease, and one whose mark is stale (an
+// instance of the release before recorded an attempt without clearing it).
+func TestUnattemptedClaimNotInterrupted(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		d := f.dispatcher(t, time.Second)
+		expectFresh := func(what string) claimedDelivery {
+			t.Helper()
+			a := f.claimOne(t, d)
+			if a.interrupted != nil {
+				t.Fatalf("%s: taken for an interrupted attempt begun at %v", what, a.interrupted)
+			}
+			return a
+		}
+
+		a := expectFresh("the first claim")
+		queue := make(chan claimedDelivery, 1)
+		queue <- a
+		close(queue)
+		d.release(f.sys, queue)
+		f.clk.Advance(time.Second)
+
+		a = expectFresh("after a release")
+		f.clk.Advance(d.cfg.Lease - d.cfg.Timeout + time.Second) // too late to start
+		if f.attemptAndRecord(t, d, a) {
+			t.Fatal("attempted past the point where it could outlast its lease")
+		}
+		f.clk.Advance(d.cfg.Timeout)
+
+		a = expectFresh("after a claim left to its lease")
+		// The release before records an attempt and leaves the mark.
+		err := f.db.Within(f.sys, nil, func(ctx context.Context, tx *ent.Tx) error {
+			return tx.Client().WebhookDelivery.UpdateOneID(a.dl.ID).AddAttempts(1).SetLeaseUntil(f.clk.Now()).Exec(ctx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clk.Advance(time.Second)
+		expectFresh("after a stale mark")
+		if n := len(f.received()); n != 0 {
+			t.Fatalf("the receiver got %d requests", n)
 		}
 	})
 }
