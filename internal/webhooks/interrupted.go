@@ -15,7 +15,7 @@ import (
 // Interrupted is the error an attempt is recorded with when the instance
 // making it stopped (a crash, a kill) before recording its outcome: the
 // receiver may or may not have got the request, and no answer is known.
-const Interrupted = "interrupted"
+const Interrupted = hookwire.FailureInterrupted
 
 // An attempt in flight is marked on its delivery by the claim that leases
 // it (inflight_attempt, the number the attempt will have, and
