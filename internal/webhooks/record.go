@@ -107,8 +107,8 @@ func (d *Dispatcher) settlementOf(dl *ent.WebhookDelivery, out outcome, now time
 
 // settle adds to upd, an update of deliveries in dl's state (owner,
 // generation, attempts made) that saw out, the move after the attempt
-// (settlementOf), and the end of the lease and of its attempt mark. The update leaves alone a
-// delivery whose lease or generation moved on.
+// (settlementOf), and the end of the lease and of its attempt mark. The
+// update leaves alone a delivery whose lease or generation moved on.
 func (d *Dispatcher) settle(upd *ent.WebhookDeliveryUpdate, dl *ent.WebhookDelivery, out outcome, now time.Time) *ent.WebhookDeliveryUpdate {
 	s := d.settlementOf(dl, out, now)
 	upd.Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
