@@ -19257,6 +19257,9 @@ type WebhookDeliveryMutation struct {
 	created_at          *time.Time
 	updated_at          *time.Time
 	completed_at        *time.Time
+	inflight_attempt    *int
+	addinflight_attempt *int
+	inflight_started_at *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*WebhookDelivery, error)
@@ -20230,6 +20233,125 @@ func (m *WebhookDeliveryMutation) ResetCompletedAt() {
 	delete(m.clearedFields, webhookdelivery.FieldCompletedAt)
 }
 
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (m *WebhookDeliveryMutation) SetInflightAttempt(i int) {
+	m.inflight_attempt = &i
+	m.addinflight_attempt = nil
+}
+
+// InflightAttempt returns the value of the "inflight_attempt" field in the mutation.
+func (m *WebhookDeliveryMutation) InflightAttempt() (r int, exists bool) {
+	v := m.inflight_attempt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInflightAttempt returns the old "inflight_attempt" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldInflightAttempt(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInflightAttempt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInflightAttempt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInflightAttempt: %w", err)
+	}
+	return oldValue.InflightAttempt, nil
+}
+
+// AddInflightAttempt adds i to the "inflight_attempt" field.
+func (m *WebhookDeliveryMutation) AddInflightAttempt(i int) {
+	if m.addinflight_attempt != nil {
+		*m.addinflight_attempt += i
+	} else {
+		m.addinflight_attempt = &i
+	}
+}
+
+// AddedInflightAttempt returns the value that was added to the "inflight_attempt" field in this mutation.
+func (m *WebhookDeliveryMutation) AddedInflightAttempt() (r int, exists bool) {
+	v := m.addinflight_attempt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (m *WebhookDeliveryMutation) ClearInflightAttempt() {
+	m.inflight_attempt = nil
+	m.addinflight_attempt = nil
+	m.clearedFields[webhookdelivery.FieldInflightAttempt] = struct{}{}
+}
+
+// InflightAttemptCleared returns if the "inflight_attempt" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) InflightAttemptCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldInflightAttempt]
+	return ok
+}
+
+// ResetInflightAttempt resets all changes to the "inflight_attempt" field.
+func (m *WebhookDeliveryMutation) ResetInflightAttempt() {
+	m.inflight_attempt = nil
+	m.addinflight_attempt = nil
+	delete(m.clearedFields, webhookdelivery.FieldInflightAttempt)
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (m *WebhookDeliveryMutation) SetInflightStartedAt(t time.Time) {
+	m.inflight_started_at = &t
+}
+
+// InflightStartedAt returns the value of the "inflight_started_at" field in the mutation.
+func (m *WebhookDeliveryMutation) InflightStartedAt() (r time.Time, exists bool) {
+	v := m.inflight_started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInflightStartedAt returns the old "inflight_started_at" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldInflightStartedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInflightStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInflightStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInflightStartedAt: %w", err)
+	}
+	return oldValue.InflightStartedAt, nil
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (m *WebhookDeliveryMutation) ClearInflightStartedAt() {
+	m.inflight_started_at = nil
+	m.clearedFields[webhookdelivery.FieldInflightStartedAt] = struct{}{}
+}
+
+// InflightStartedAtCleared returns if the "inflight_started_at" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) InflightStartedAtCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldInflightStartedAt]
+	return ok
+}
+
+// ResetInflightStartedAt resets all changes to the "inflight_started_at" field.
+func (m *WebhookDeliveryMutation) ResetInflightStartedAt() {
+	m.inflight_started_at = nil
+	delete(m.clearedFields, webhookdelivery.FieldInflightStartedAt)
+}
+
 // Where appends a list predicates to the WebhookDeliveryMutation builder.
 func (m *WebhookDeliveryMutation) Where(ps ...predicate.WebhookDelivery) {
 	m.predicates = append(m.predicates, ps...)
@@ -20264,7 +20386,7 @@ func (m *WebhookDeliveryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryMutation) Fields() []string {
-	fields := make([]string, 0, 19)
+	fields := make([]string, 0, 21)
 	if m.merchant_id != nil {
 		fields = append(fields, webhookdelivery.FieldMerchantID)
 	}
@@ -20322,6 +20444,12 @@ func (m *WebhookDeliveryMutation) Fields() []string {
 	if m.completed_at != nil {
 		fields = append(fields, webhookdelivery.FieldCompletedAt)
 	}
+	if m.inflight_attempt != nil {
+		fields = append(fields, webhookdelivery.FieldInflightAttempt)
+	}
+	if m.inflight_started_at != nil {
+		fields = append(fields, webhookdelivery.FieldInflightStartedAt)
+	}
 	return fields
 }
 
@@ -20368,6 +20496,10 @@ func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case webhookdelivery.FieldCompletedAt:
 		return m.CompletedAt()
+	case webhookdelivery.FieldInflightAttempt:
+		return m.InflightAttempt()
+	case webhookdelivery.FieldInflightStartedAt:
+		return m.InflightStartedAt()
 	}
 	return nil, false
 }
@@ -20415,6 +20547,10 @@ func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (en
 		return m.OldUpdatedAt(ctx)
 	case webhookdelivery.FieldCompletedAt:
 		return m.OldCompletedAt(ctx)
+	case webhookdelivery.FieldInflightAttempt:
+		return m.OldInflightAttempt(ctx)
+	case webhookdelivery.FieldInflightStartedAt:
+		return m.OldInflightStartedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown WebhookDelivery field %s", name)
 }
@@ -20557,6 +20693,20 @@ func (m *WebhookDeliveryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCompletedAt(v)
 		return nil
+	case webhookdelivery.FieldInflightAttempt:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInflightAttempt(v)
+		return nil
+	case webhookdelivery.FieldInflightStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInflightStartedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown WebhookDelivery field %s", name)
 }
@@ -20580,6 +20730,9 @@ func (m *WebhookDeliveryMutation) AddedFields() []string {
 	if m.addlast_status_code != nil {
 		fields = append(fields, webhookdelivery.FieldLastStatusCode)
 	}
+	if m.addinflight_attempt != nil {
+		fields = append(fields, webhookdelivery.FieldInflightAttempt)
+	}
 	return fields
 }
 
@@ -20598,6 +20751,8 @@ func (m *WebhookDeliveryMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedGeneration()
 	case webhookdelivery.FieldLastStatusCode:
 		return m.AddedLastStatusCode()
+	case webhookdelivery.FieldInflightAttempt:
+		return m.AddedInflightAttempt()
 	}
 	return nil, false
 }
@@ -20642,6 +20797,13 @@ func (m *WebhookDeliveryMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddLastStatusCode(v)
 		return nil
+	case webhookdelivery.FieldInflightAttempt:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInflightAttempt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown WebhookDelivery numeric field %s", name)
 }
@@ -20667,6 +20829,12 @@ func (m *WebhookDeliveryMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(webhookdelivery.FieldCompletedAt) {
 		fields = append(fields, webhookdelivery.FieldCompletedAt)
+	}
+	if m.FieldCleared(webhookdelivery.FieldInflightAttempt) {
+		fields = append(fields, webhookdelivery.FieldInflightAttempt)
+	}
+	if m.FieldCleared(webhookdelivery.FieldInflightStartedAt) {
+		fields = append(fields, webhookdelivery.FieldInflightStartedAt)
 	}
 	return fields
 }
@@ -20699,6 +20867,12 @@ func (m *WebhookDeliveryMutation) ClearField(name string) error {
 		return nil
 	case webhookdelivery.FieldCompletedAt:
 		m.ClearCompletedAt()
+		return nil
+	case webhookdelivery.FieldInflightAttempt:
+		m.ClearInflightAttempt()
+		return nil
+	case webhookdelivery.FieldInflightStartedAt:
+		m.ClearInflightStartedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown WebhookDelivery nullable field %s", name)
@@ -20764,6 +20938,12 @@ func (m *WebhookDeliveryMutation) ResetField(name string) error {
 		return nil
 	case webhookdelivery.FieldCompletedAt:
 		m.ResetCompletedAt()
+		return nil
+	case webhookdelivery.FieldInflightAttempt:
+		m.ResetInflightAttempt()
+		return nil
+	case webhookdelivery.FieldInflightStartedAt:
+		m.ResetInflightStartedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown WebhookDelivery field %s", name)

@@ -55,8 +55,12 @@ type WebhookDelivery struct {
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// CompletedAt holds the value of the "completed_at" field.
-	CompletedAt  *time.Time `json:"completed_at,omitempty"`
-	selectValues sql.SelectValues
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// number of the attempt claimed and not yet recorded
+	InflightAttempt *int `json:"inflight_attempt,omitempty"`
+	// when that attempt was claimed
+	InflightStartedAt *time.Time `json:"inflight_started_at,omitempty"`
+	selectValues      sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -64,11 +68,11 @@ func (*WebhookDelivery) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case webhookdelivery.FieldEventSeq, webhookdelivery.FieldAttempts, webhookdelivery.FieldRunAttempts, webhookdelivery.FieldGeneration, webhookdelivery.FieldLastStatusCode:
+		case webhookdelivery.FieldEventSeq, webhookdelivery.FieldAttempts, webhookdelivery.FieldRunAttempts, webhookdelivery.FieldGeneration, webhookdelivery.FieldLastStatusCode, webhookdelivery.FieldInflightAttempt:
 			values[i] = new(sql.NullInt64)
 		case webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldMode, webhookdelivery.FieldEventID, webhookdelivery.FieldEventType, webhookdelivery.FieldEndpointID, webhookdelivery.FieldURL, webhookdelivery.FieldStatus, webhookdelivery.FieldLeaseOwner, webhookdelivery.FieldLastError:
 			values[i] = new(sql.NullString)
-		case webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldLeaseUntil, webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt, webhookdelivery.FieldCompletedAt:
+		case webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldLeaseUntil, webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt, webhookdelivery.FieldCompletedAt, webhookdelivery.FieldInflightStartedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -211,6 +215,20 @@ func (_m *WebhookDelivery) assignValues(columns []string, values []any) error {
 				_m.CompletedAt = new(time.Time)
 				*_m.CompletedAt = value.Time
 			}
+		case webhookdelivery.FieldInflightAttempt:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field inflight_attempt", values[i])
+			} else if value.Valid {
+				_m.InflightAttempt = new(int)
+				*_m.InflightAttempt = int(value.Int64)
+			}
+		case webhookdelivery.FieldInflightStartedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field inflight_started_at", values[i])
+			} else if value.Valid {
+				_m.InflightStartedAt = new(time.Time)
+				*_m.InflightStartedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -313,6 +331,16 @@ func (_m *WebhookDelivery) String() string {
 	builder.WriteString(", ")
 	if v := _m.CompletedAt; v != nil {
 		builder.WriteString("completed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.InflightAttempt; v != nil {
+		builder.WriteString("inflight_attempt=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.InflightStartedAt; v != nil {
+		builder.WriteString("inflight_started_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -209,6 +209,34 @@ func (_c *WebhookDeliveryCreate) SetNillableCompletedAt(v *time.Time) *WebhookDe
 	return _c
 }
 
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (_c *WebhookDeliveryCreate) SetInflightAttempt(v int) *WebhookDeliveryCreate {
+	_c.mutation.SetInflightAttempt(v)
+	return _c
+}
+
+// SetNillableInflightAttempt sets the "inflight_attempt" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableInflightAttempt(v *int) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetInflightAttempt(*v)
+	}
+	return _c
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (_c *WebhookDeliveryCreate) SetInflightStartedAt(v time.Time) *WebhookDeliveryCreate {
+	_c.mutation.SetInflightStartedAt(v)
+	return _c
+}
+
+// SetNillableInflightStartedAt sets the "inflight_started_at" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableInflightStartedAt(v *time.Time) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetInflightStartedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *WebhookDeliveryCreate) SetID(v string) *WebhookDeliveryCreate {
 	_c.mutation.SetID(v)
@@ -434,6 +462,14 @@ func (_c *WebhookDeliveryCreate) createSpec() (*WebhookDelivery, *sqlgraph.Creat
 	if value, ok := _c.mutation.CompletedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldCompletedAt, field.TypeTime, value)
 		_node.CompletedAt = &value
+	}
+	if value, ok := _c.mutation.InflightAttempt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightAttempt, field.TypeInt, value)
+		_node.InflightAttempt = &value
+	}
+	if value, ok := _c.mutation.InflightStartedAt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightStartedAt, field.TypeTime, value)
+		_node.InflightStartedAt = &value
 	}
 	return _node, _spec
 }
@@ -676,6 +712,48 @@ func (u *WebhookDeliveryUpsert) UpdateCompletedAt() *WebhookDeliveryUpsert {
 // ClearCompletedAt clears the value of the "completed_at" field.
 func (u *WebhookDeliveryUpsert) ClearCompletedAt() *WebhookDeliveryUpsert {
 	u.SetNull(webhookdelivery.FieldCompletedAt)
+	return u
+}
+
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsert) SetInflightAttempt(v int) *WebhookDeliveryUpsert {
+	u.Set(webhookdelivery.FieldInflightAttempt, v)
+	return u
+}
+
+// UpdateInflightAttempt sets the "inflight_attempt" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsert) UpdateInflightAttempt() *WebhookDeliveryUpsert {
+	u.SetExcluded(webhookdelivery.FieldInflightAttempt)
+	return u
+}
+
+// AddInflightAttempt adds v to the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsert) AddInflightAttempt(v int) *WebhookDeliveryUpsert {
+	u.Add(webhookdelivery.FieldInflightAttempt, v)
+	return u
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsert) ClearInflightAttempt() *WebhookDeliveryUpsert {
+	u.SetNull(webhookdelivery.FieldInflightAttempt)
+	return u
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsert) SetInflightStartedAt(v time.Time) *WebhookDeliveryUpsert {
+	u.Set(webhookdelivery.FieldInflightStartedAt, v)
+	return u
+}
+
+// UpdateInflightStartedAt sets the "inflight_started_at" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsert) UpdateInflightStartedAt() *WebhookDeliveryUpsert {
+	u.SetExcluded(webhookdelivery.FieldInflightStartedAt)
+	return u
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsert) ClearInflightStartedAt() *WebhookDeliveryUpsert {
+	u.SetNull(webhookdelivery.FieldInflightStartedAt)
 	return u
 }
 
@@ -972,6 +1050,55 @@ func (u *WebhookDeliveryUpsertOne) UpdateCompletedAt() *WebhookDeliveryUpsertOne
 func (u *WebhookDeliveryUpsertOne) ClearCompletedAt() *WebhookDeliveryUpsertOne {
 	return u.Update(func(s *WebhookDeliveryUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertOne) SetInflightAttempt(v int) *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetInflightAttempt(v)
+	})
+}
+
+// AddInflightAttempt adds v to the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertOne) AddInflightAttempt(v int) *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.AddInflightAttempt(v)
+	})
+}
+
+// UpdateInflightAttempt sets the "inflight_attempt" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertOne) UpdateInflightAttempt() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateInflightAttempt()
+	})
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertOne) ClearInflightAttempt() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearInflightAttempt()
+	})
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsertOne) SetInflightStartedAt(v time.Time) *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetInflightStartedAt(v)
+	})
+}
+
+// UpdateInflightStartedAt sets the "inflight_started_at" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertOne) UpdateInflightStartedAt() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateInflightStartedAt()
+	})
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsertOne) ClearInflightStartedAt() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearInflightStartedAt()
 	})
 }
 
@@ -1435,6 +1562,55 @@ func (u *WebhookDeliveryUpsertBulk) UpdateCompletedAt() *WebhookDeliveryUpsertBu
 func (u *WebhookDeliveryUpsertBulk) ClearCompletedAt() *WebhookDeliveryUpsertBulk {
 	return u.Update(func(s *WebhookDeliveryUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertBulk) SetInflightAttempt(v int) *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetInflightAttempt(v)
+	})
+}
+
+// AddInflightAttempt adds v to the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertBulk) AddInflightAttempt(v int) *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.AddInflightAttempt(v)
+	})
+}
+
+// UpdateInflightAttempt sets the "inflight_attempt" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertBulk) UpdateInflightAttempt() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateInflightAttempt()
+	})
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (u *WebhookDeliveryUpsertBulk) ClearInflightAttempt() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearInflightAttempt()
+	})
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsertBulk) SetInflightStartedAt(v time.Time) *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetInflightStartedAt(v)
+	})
+}
+
+// UpdateInflightStartedAt sets the "inflight_started_at" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertBulk) UpdateInflightStartedAt() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateInflightStartedAt()
+	})
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (u *WebhookDeliveryUpsertBulk) ClearInflightStartedAt() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearInflightStartedAt()
 	})
 }
 

@@ -247,6 +247,53 @@ func (_u *WebhookDeliveryUpdate) ClearCompletedAt() *WebhookDeliveryUpdate {
 	return _u
 }
 
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdate) SetInflightAttempt(v int) *WebhookDeliveryUpdate {
+	_u.mutation.ResetInflightAttempt()
+	_u.mutation.SetInflightAttempt(v)
+	return _u
+}
+
+// SetNillableInflightAttempt sets the "inflight_attempt" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdate) SetNillableInflightAttempt(v *int) *WebhookDeliveryUpdate {
+	if v != nil {
+		_u.SetInflightAttempt(*v)
+	}
+	return _u
+}
+
+// AddInflightAttempt adds value to the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdate) AddInflightAttempt(v int) *WebhookDeliveryUpdate {
+	_u.mutation.AddInflightAttempt(v)
+	return _u
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdate) ClearInflightAttempt() *WebhookDeliveryUpdate {
+	_u.mutation.ClearInflightAttempt()
+	return _u
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (_u *WebhookDeliveryUpdate) SetInflightStartedAt(v time.Time) *WebhookDeliveryUpdate {
+	_u.mutation.SetInflightStartedAt(v)
+	return _u
+}
+
+// SetNillableInflightStartedAt sets the "inflight_started_at" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdate) SetNillableInflightStartedAt(v *time.Time) *WebhookDeliveryUpdate {
+	if v != nil {
+		_u.SetInflightStartedAt(*v)
+	}
+	return _u
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (_u *WebhookDeliveryUpdate) ClearInflightStartedAt() *WebhookDeliveryUpdate {
+	_u.mutation.ClearInflightStartedAt()
+	return _u
+}
+
 // Mutation returns the WebhookDeliveryMutation object of the builder.
 func (_u *WebhookDeliveryUpdate) Mutation() *WebhookDeliveryMutation {
 	return _u.mutation
@@ -356,6 +403,21 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(webhookdelivery.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.InflightAttempt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightAttempt, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedInflightAttempt(); ok {
+		_spec.AddField(webhookdelivery.FieldInflightAttempt, field.TypeInt, value)
+	}
+	if _u.mutation.InflightAttemptCleared() {
+		_spec.ClearField(webhookdelivery.FieldInflightAttempt, field.TypeInt)
+	}
+	if value, ok := _u.mutation.InflightStartedAt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightStartedAt, field.TypeTime, value)
+	}
+	if _u.mutation.InflightStartedAtCleared() {
+		_spec.ClearField(webhookdelivery.FieldInflightStartedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -597,6 +659,53 @@ func (_u *WebhookDeliveryUpdateOne) ClearCompletedAt() *WebhookDeliveryUpdateOne
 	return _u
 }
 
+// SetInflightAttempt sets the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdateOne) SetInflightAttempt(v int) *WebhookDeliveryUpdateOne {
+	_u.mutation.ResetInflightAttempt()
+	_u.mutation.SetInflightAttempt(v)
+	return _u
+}
+
+// SetNillableInflightAttempt sets the "inflight_attempt" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdateOne) SetNillableInflightAttempt(v *int) *WebhookDeliveryUpdateOne {
+	if v != nil {
+		_u.SetInflightAttempt(*v)
+	}
+	return _u
+}
+
+// AddInflightAttempt adds value to the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdateOne) AddInflightAttempt(v int) *WebhookDeliveryUpdateOne {
+	_u.mutation.AddInflightAttempt(v)
+	return _u
+}
+
+// ClearInflightAttempt clears the value of the "inflight_attempt" field.
+func (_u *WebhookDeliveryUpdateOne) ClearInflightAttempt() *WebhookDeliveryUpdateOne {
+	_u.mutation.ClearInflightAttempt()
+	return _u
+}
+
+// SetInflightStartedAt sets the "inflight_started_at" field.
+func (_u *WebhookDeliveryUpdateOne) SetInflightStartedAt(v time.Time) *WebhookDeliveryUpdateOne {
+	_u.mutation.SetInflightStartedAt(v)
+	return _u
+}
+
+// SetNillableInflightStartedAt sets the "inflight_started_at" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdateOne) SetNillableInflightStartedAt(v *time.Time) *WebhookDeliveryUpdateOne {
+	if v != nil {
+		_u.SetInflightStartedAt(*v)
+	}
+	return _u
+}
+
+// ClearInflightStartedAt clears the value of the "inflight_started_at" field.
+func (_u *WebhookDeliveryUpdateOne) ClearInflightStartedAt() *WebhookDeliveryUpdateOne {
+	_u.mutation.ClearInflightStartedAt()
+	return _u
+}
+
 // Mutation returns the WebhookDeliveryMutation object of the builder.
 func (_u *WebhookDeliveryUpdateOne) Mutation() *WebhookDeliveryMutation {
 	return _u.mutation
@@ -736,6 +845,21 @@ func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(webhookdelivery.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.InflightAttempt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightAttempt, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedInflightAttempt(); ok {
+		_spec.AddField(webhookdelivery.FieldInflightAttempt, field.TypeInt, value)
+	}
+	if _u.mutation.InflightAttemptCleared() {
+		_spec.ClearField(webhookdelivery.FieldInflightAttempt, field.TypeInt)
+	}
+	if value, ok := _u.mutation.InflightStartedAt(); ok {
+		_spec.SetField(webhookdelivery.FieldInflightStartedAt, field.TypeTime, value)
+	}
+	if _u.mutation.InflightStartedAtCleared() {
+		_spec.ClearField(webhookdelivery.FieldInflightStartedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookDelivery{config: _u.config}

@@ -2950,7 +2950,11 @@ type WebhookAttempt {
   """
   Why the attempt failed: "HTTP 503" and the like when the receiver answered;
   otherwise one word, connection_refused, timeout, tls_error, dns_error,
-  refused_address (not a public internet address) or connection_error.
+  refused_address (not a public internet address) or connection_error; or
+  interrupted: the instance making the attempt stopped before recording its
+  outcome (the receiver may have got the request; startedAt is when the
+  attempt was taken on), recorded when the delivery is next taken on, as a
+  failed attempt of the retry schedule.
   """
   error: String
   "The start of the receiver's answer (at most 1 KiB)."

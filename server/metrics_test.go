@@ -144,7 +144,7 @@ func TestMetricsLedgerCheck(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		zero := map[string][]string{
 			"ledger_invariant_checks_total":   {"ok", "failed", "error"},
-			"webhook_delivery_attempts_total": {"2xx", "3xx", "4xx", "5xx", "timeout", "connection_refused", "connection_error", "tls_error", "dns_error", "refused_address"},
+			"webhook_delivery_attempts_total": {"2xx", "3xx", "4xx", "5xx", "timeout", "connection_refused", "connection_error", "tls_error", "dns_error", "refused_address", "interrupted"},
 		}
 		label := map[string]string{"ledger_invariant_checks_total": "result", "webhook_delivery_attempts_total": "outcome"}
 		fams := scrape(t, e)

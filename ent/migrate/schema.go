@@ -626,6 +626,8 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "inflight_attempt", Type: field.TypeInt, Nullable: true},
+		{Name: "inflight_started_at", Type: field.TypeTime, Nullable: true},
 	}
 	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
 	WebhookDeliveriesTable = &schema.Table{

@@ -68,6 +68,11 @@ func (WebhookDelivery) Fields() []ent.Field {
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 		field.Time("completed_at").Optional().Nillable(),
+		// The attempt a claim leased the delivery for, until its outcome is
+		// recorded: a claim that finds it still set (its instance died
+		// mid-attempt) records that attempt as interrupted first.
+		field.Int("inflight_attempt").Optional().Nillable().Comment("number of the attempt claimed and not yet recorded"),
+		field.Time("inflight_started_at").Optional().Nillable().Comment("when that attempt was claimed"),
 	}
 }
 

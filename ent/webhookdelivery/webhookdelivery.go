@@ -50,6 +50,10 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldCompletedAt holds the string denoting the completed_at field in the database.
 	FieldCompletedAt = "completed_at"
+	// FieldInflightAttempt holds the string denoting the inflight_attempt field in the database.
+	FieldInflightAttempt = "inflight_attempt"
+	// FieldInflightStartedAt holds the string denoting the inflight_started_at field in the database.
+	FieldInflightStartedAt = "inflight_started_at"
 	// Table holds the table name of the webhookdelivery in the database.
 	Table = "webhook_deliveries"
 )
@@ -76,6 +80,8 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldCompletedAt,
+	FieldInflightAttempt,
+	FieldInflightStartedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -211,4 +217,14 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByCompletedAt orders the results by the completed_at field.
 func ByCompletedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCompletedAt, opts...).ToFunc()
+}
+
+// ByInflightAttempt orders the results by the inflight_attempt field.
+func ByInflightAttempt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInflightAttempt, opts...).ToFunc()
+}
+
+// ByInflightStartedAt orders the results by the inflight_started_at field.
+func ByInflightStartedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInflightStartedAt, opts...).ToFunc()
 }

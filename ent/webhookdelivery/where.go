@@ -159,6 +159,16 @@ func CompletedAt(v time.Time) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldCompletedAt, v))
 }
 
+// InflightAttempt applies equality check predicate on the "inflight_attempt" field. It's identical to InflightAttemptEQ.
+func InflightAttempt(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldInflightAttempt, v))
+}
+
+// InflightStartedAt applies equality check predicate on the "inflight_started_at" field. It's identical to InflightStartedAtEQ.
+func InflightStartedAt(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldInflightStartedAt, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldMerchantID, v))
@@ -1202,6 +1212,106 @@ func CompletedAtIsNil() predicate.WebhookDelivery {
 // CompletedAtNotNil applies the NotNil predicate on the "completed_at" field.
 func CompletedAtNotNil() predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldNotNull(FieldCompletedAt))
+}
+
+// InflightAttemptEQ applies the EQ predicate on the "inflight_attempt" field.
+func InflightAttemptEQ(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldInflightAttempt, v))
+}
+
+// InflightAttemptNEQ applies the NEQ predicate on the "inflight_attempt" field.
+func InflightAttemptNEQ(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldInflightAttempt, v))
+}
+
+// InflightAttemptIn applies the In predicate on the "inflight_attempt" field.
+func InflightAttemptIn(vs ...int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldInflightAttempt, vs...))
+}
+
+// InflightAttemptNotIn applies the NotIn predicate on the "inflight_attempt" field.
+func InflightAttemptNotIn(vs ...int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldInflightAttempt, vs...))
+}
+
+// InflightAttemptGT applies the GT predicate on the "inflight_attempt" field.
+func InflightAttemptGT(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldInflightAttempt, v))
+}
+
+// InflightAttemptGTE applies the GTE predicate on the "inflight_attempt" field.
+func InflightAttemptGTE(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldInflightAttempt, v))
+}
+
+// InflightAttemptLT applies the LT predicate on the "inflight_attempt" field.
+func InflightAttemptLT(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldInflightAttempt, v))
+}
+
+// InflightAttemptLTE applies the LTE predicate on the "inflight_attempt" field.
+func InflightAttemptLTE(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldInflightAttempt, v))
+}
+
+// InflightAttemptIsNil applies the IsNil predicate on the "inflight_attempt" field.
+func InflightAttemptIsNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIsNull(FieldInflightAttempt))
+}
+
+// InflightAttemptNotNil applies the NotNil predicate on the "inflight_attempt" field.
+func InflightAttemptNotNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotNull(FieldInflightAttempt))
+}
+
+// InflightStartedAtEQ applies the EQ predicate on the "inflight_started_at" field.
+func InflightStartedAtEQ(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtNEQ applies the NEQ predicate on the "inflight_started_at" field.
+func InflightStartedAtNEQ(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtIn applies the In predicate on the "inflight_started_at" field.
+func InflightStartedAtIn(vs ...time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldInflightStartedAt, vs...))
+}
+
+// InflightStartedAtNotIn applies the NotIn predicate on the "inflight_started_at" field.
+func InflightStartedAtNotIn(vs ...time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldInflightStartedAt, vs...))
+}
+
+// InflightStartedAtGT applies the GT predicate on the "inflight_started_at" field.
+func InflightStartedAtGT(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtGTE applies the GTE predicate on the "inflight_started_at" field.
+func InflightStartedAtGTE(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtLT applies the LT predicate on the "inflight_started_at" field.
+func InflightStartedAtLT(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtLTE applies the LTE predicate on the "inflight_started_at" field.
+func InflightStartedAtLTE(v time.Time) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldInflightStartedAt, v))
+}
+
+// InflightStartedAtIsNil applies the IsNil predicate on the "inflight_started_at" field.
+func InflightStartedAtIsNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIsNull(FieldInflightStartedAt))
+}
+
+// InflightStartedAtNotNil applies the NotNil predicate on the "inflight_started_at" field.
+func InflightStartedAtNotNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotNull(FieldInflightStartedAt))
 }
 
 // And groups predicates with the AND operator between them.

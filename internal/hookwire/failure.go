@@ -26,11 +26,16 @@ const (
 	// FailureConnection: anything else on the way (the connection was
 	// reset or closed without an answer, the answer was not HTTP, ...).
 	FailureConnection = "connection_error"
+	// FailureInterrupted: the instance making the attempt stopped (a
+	// crash, a kill) before recording its outcome; the receiver may have
+	// got the request. Not a class of ClassifyFailure: the instance that
+	// takes the delivery over records it.
+	FailureInterrupted = "interrupted"
 )
 
 // Failures are all the classes above, for those that list them (the
 // metrics' label values).
-var Failures = []string{FailureRefusedAddress, FailureDNS, FailureTimeout, FailureTLS, FailureConnectionRefused, FailureConnection}
+var Failures = []string{FailureRefusedAddress, FailureDNS, FailureTimeout, FailureTLS, FailureConnectionRefused, FailureConnection, FailureInterrupted}
 
 // ClassifyFailure names the class of err, the error of an HTTP request
 // that got no answer, by the types it wraps (never by its text).

@@ -61,7 +61,7 @@ func New() *Metrics {
 		}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhook_delivery_attempts_total",
-			Help: "Webhook delivery attempts, by outcome: the receiver's status class (2xx, 3xx, 4xx, 5xx) or the failure's kind (timeout, connection_refused, ...).",
+			Help: "Webhook delivery attempts, by outcome: the receiver's status class (2xx, 3xx, 4xx, 5xx) or the failure's kind (timeout, connection_refused, ..., interrupted).",
 		}, []string{"outcome"}),
 		deliveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "webhook_delivery_duration_seconds",

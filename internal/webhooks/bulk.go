@@ -97,6 +97,7 @@ var deliveryColumns = []string{
 	webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldLeaseOwner, webhookdelivery.FieldLeaseUntil,
 	webhookdelivery.FieldLastStatusCode, webhookdelivery.FieldLastError,
 	webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt, webhookdelivery.FieldCompletedAt,
+	webhookdelivery.FieldInflightAttempt, webhookdelivery.FieldInflightStartedAt,
 }
 
 func nullable[T any](v T, valid bool) *T {
@@ -129,10 +130,11 @@ func claimPostgres(ctx context.Context, db *store.DB, owner string, now, until t
 	candidates.OrderBy(t.C(webhookdelivery.FieldNextAttemptAt)).
 		Limit(n).
 		ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
-	lease, args := d.Update(webhookdelivery.Table).
+	upd := d.Update(webhookdelivery.Table).
 		Set(webhookdelivery.FieldLeaseOwner, owner).
-		Set(webhookdelivery.FieldLeaseUntil, until).
-		Where(entsql.In(webhookdelivery.FieldID, candidates)).
+		Set(webhookdelivery.FieldLeaseUntil, until)
+	markInflight(upd, now)
+	lease, args := upd.Where(entsql.In(webhookdelivery.FieldID, candidates)).
 		Returning(deliveryColumns...).
 		Query()
 	// Autocommit on the write pool: the claim is its own transaction.
@@ -173,10 +175,10 @@ LEFT JOIN events AS ev ON ev.event_id = c.event_id`)
 // transaction reference.
 func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDelivery, error) {
 	var (
-		dl                ent.WebhookDelivery
-		next, until, done sql.NullTime
-		owner, lastErr    sql.NullString
-		lastStatus        sql.NullInt64
+		dl                          ent.WebhookDelivery
+		next, until, done, flightAt sql.NullTime
+		owner, lastErr              sql.NullString
+		lastStatus, flight          sql.NullInt64
 
 		epID, epMerchant, epMode, epURL, epSecret sql.NullString
 		epEnabled                                 sql.NullBool
@@ -195,6 +197,7 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 		&next, &owner, &until,
 		&lastStatus, &lastErr,
 		&dl.CreatedAt, &dl.UpdatedAt, &done,
+		&flight, &flightAt,
 		&epID, &epMerchant, &epMode, &epURL, &epSecret, &epEnabled, &epDeleted,
 		&evSeq, &evMerchant, &evMode, &evEventID, &evType, &evCreated, &evPayload, &evTrace)
 	if err != nil {
@@ -206,6 +209,8 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 	dl.LastStatusCode = nullable(int(lastStatus.Int64), lastStatus.Valid)
 	dl.LastError = nullable(lastErr.String, lastErr.Valid)
 	dl.CompletedAt = nullable(done.Time, done.Valid)
+	dl.InflightAttempt = nullable(int(flight.Int64), flight.Valid)
+	dl.InflightStartedAt = nullable(flightAt.Time, flightAt.Valid)
 	a := claimedDelivery{dl: &dl}
 	if epID.Valid {
 		ep, ok := eps[epID.String]
@@ -229,8 +234,8 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 // own transaction, one round trip): the attempts are inserted and each
 // delivery moved on. A delivery still held by the attempt's owner in the
 // attempt's generation takes its settlement; one whose lease or generation
-// moved on (a redelivery) only counts the attempt and loses the lease if
-// it is still the owner's, as advance does. Each :name is an array, one
+// moved on (a redelivery) only counts the attempt and loses the lease (and
+// its attempt mark) if it is still the owner's, as advance does. Each :name is an array, one
 // element per attempt (:owner and :now are single values): :ids delivery
 // ids, :gens generations, :attempts attempts made after this one (also the
 // attempt's number), :statuses new statuses (NULL: kept), :runs run
@@ -262,6 +267,8 @@ UPDATE webhook_deliveries AS d SET
 	last_status_code = CASE WHEN d.lease_owner = :owner AND d.generation = v.generation THEN v.last_status_code ELSE d.last_status_code END,
 	last_error = CASE WHEN d.lease_owner = :owner AND d.generation = v.generation THEN v.last_error ELSE d.last_error END,
 	updated_at = CASE WHEN d.lease_owner = :owner AND d.generation = v.generation THEN :now::timestamptz ELSE d.updated_at END,
+	inflight_attempt = CASE WHEN d.lease_owner = :owner THEN NULL ELSE d.inflight_attempt END,
+	inflight_started_at = CASE WHEN d.lease_owner = :owner THEN NULL ELSE d.inflight_started_at END,
 	lease_owner = CASE WHEN d.lease_owner = :owner THEN NULL ELSE d.lease_owner END,
 	lease_until = CASE WHEN d.lease_owner = :owner THEN NULL ELSE d.lease_until END
 FROM v WHERE d.id = ANY(:ids::text[]) AND d.id = v.id`

@@ -44,7 +44,7 @@ func (d *Dispatcher) advance(ctx context.Context, c *ent.Client, dl *ent.Webhook
 			return err
 		}
 		if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner)).
-			ClearLeaseOwner().ClearLeaseUntil().Save(ctx); err != nil {
+			ClearLeaseOwner().ClearLeaseUntil().ClearInflightAttempt().ClearInflightStartedAt().Save(ctx); err != nil {
 			return err
 		}
 	}
@@ -107,12 +107,13 @@ func (d *Dispatcher) settlementOf(dl *ent.WebhookDelivery, out outcome, now time
 
 // settle adds to upd, an update of deliveries in dl's state (owner,
 // generation, attempts made) that saw out, the move after the attempt
-// (settlementOf), and the end of the lease. The update leaves alone a
-// delivery whose lease or generation moved on.
+// (settlementOf), and the end of the lease and of its attempt mark. The
+// update leaves alone a delivery whose lease or generation moved on.
 func (d *Dispatcher) settle(upd *ent.WebhookDeliveryUpdate, dl *ent.WebhookDelivery, out outcome, now time.Time) *ent.WebhookDeliveryUpdate {
 	s := d.settlementOf(dl, out, now)
 	upd.Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
 		SetAttempts(s.attempts).ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).
+		ClearInflightAttempt().ClearInflightStartedAt().
 		SetNillableStatus(s.status).SetNillableRunAttempts(s.runAttempts).SetNillableCompletedAt(s.completed)
 	if s.lastStatus != nil {
 		upd.SetLastStatusCode(*s.lastStatus)
@@ -273,7 +274,8 @@ func (d *Dispatcher) abandon(ctx context.Context, dl *ent.WebhookDelivery, reaso
 		_, err := tx.Client().WebhookDelivery.Update().
 			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Generation(dl.Generation)).
 			SetStatus(StatusFailed).SetLastError(reason).ClearNextAttemptAt().SetCompletedAt(now).
-			ClearLeaseOwner().ClearLeaseUntil().SetUpdatedAt(now).Save(ctx)
+			ClearLeaseOwner().ClearLeaseUntil().ClearInflightAttempt().ClearInflightStartedAt().
+			SetUpdatedAt(now).Save(ctx)
 		return err
 	})
 	if err != nil {

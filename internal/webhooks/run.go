@@ -159,21 +159,37 @@ func (d *Dispatcher) sender(ctx, work context.Context, queue <-chan claimedDeliv
 
 // release gives back the leases of deliveries claimed but not attempted, so
 // that another instance (or the next start) sends them without waiting for
-// the lease to run out.
+// the lease to run out, with their attempt marks; the mark of an attempt
+// found interrupted and not yet recorded stays, for the next claim.
 func (d *Dispatcher) release(ctx context.Context, queue <-chan claimedDelivery) {
-	var ids []string
+	var fresh, interrupted []string
 	for a := range queue {
-		ids = append(ids, a.dl.ID)
+		if a.interrupted != nil {
+			interrupted = append(interrupted, a.dl.ID)
+		} else {
+			fresh = append(fresh, a.dl.ID)
+		}
 	}
-	if len(ids) == 0 {
+	if len(fresh)+len(interrupted) == 0 {
 		return
 	}
 	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
-		return tx.Client().WebhookDelivery.Update().
-			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
+		c := tx.Client()
+		if len(fresh) > 0 {
+			if err := c.WebhookDelivery.Update().
+				Where(webhookdelivery.IDIn(fresh...), webhookdelivery.LeaseOwner(d.owner)).
+				ClearLeaseOwner().ClearLeaseUntil().ClearInflightAttempt().ClearInflightStartedAt().Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if len(interrupted) == 0 {
+			return nil
+		}
+		return c.WebhookDelivery.Update().
+			Where(webhookdelivery.IDIn(interrupted...), webhookdelivery.LeaseOwner(d.owner)).
 			ClearLeaseOwner().ClearLeaseUntil().Exec(ctx)
 	})
 	if err != nil {
-		d.cfg.Log.Warn("webhook delivery: releasing leases failed", "deliveries", len(ids), "err", err)
+		d.cfg.Log.Warn("webhook delivery: releasing leases failed", "deliveries", len(fresh)+len(interrupted), "err", err)
 	}
 }

@@ -1,0 +1,121 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"merchantpay/ent"
+	"merchantpay/ent/webhookdelivery"
+	"merchantpay/internal/hookwire"
+)
+
+// Interrupted is the error an attempt is recorded with when the instance
+// making it stopped (a crash, a kill) before recording its outcome: the
+// receiver may or may not have got the request, and no answer is known.
+const Interrupted = hookwire.FailureInterrupted
+
+// An attempt in flight is marked on its delivery by the claim that leases
+// it (inflight_attempt, the number the attempt will have, and
+// inflight_started_at), in the same write as the lease, and unmarked by the
+// write that records its outcome or gives the lease back. A mark that
+// outlives its lease therefore names an attempt whose outcome was never
+// recorded: the next claim keeps it, and its claimer records that attempt
+// as interrupted before making its own (recordInterrupted). A mark whose
+// number is not the next attempt's (one already recorded by an instance
+// that does not unmark, such as the release before) is stale and replaced.
+
+// markInflight sets, in a claim's update, the mark of the attempt it leases
+// the delivery for, keeping an interrupted attempt's mark. now is the
+// claim's time, to the microsecond (see claimTime).
+func markInflight(u *entsql.UpdateBuilder, now time.Time) {
+	u.Set(webhookdelivery.FieldInflightAttempt, entsql.ExprFunc(func(b *entsql.Builder) {
+		b.Ident(webhookdelivery.FieldAttempts).WriteString(" + 1")
+	}))
+	u.Set(webhookdelivery.FieldInflightStartedAt, entsql.ExprFunc(func(b *entsql.Builder) {
+		b.WriteString("CASE WHEN ").Ident(webhookdelivery.FieldInflightAttempt).WriteString(" = ").
+			Ident(webhookdelivery.FieldAttempts).WriteString(" + 1 THEN ").
+			Ident(webhookdelivery.FieldInflightStartedAt).WriteString(" ELSE ").Arg(now).WriteString(" END")
+	}))
+}
+
+// claimTime is a claim's time cut to the microsecond, what both databases
+// keep, so that the mark a claim writes reads back equal to it.
+func claimTime(now time.Time) time.Time { return now.Truncate(time.Microsecond) }
+
+// liveMark reports whether dl, as read before a claim, holds the mark of an
+// attempt never recorded.
+func liveMark(dl *ent.WebhookDelivery) bool {
+	return dl.InflightAttempt != nil && *dl.InflightAttempt == dl.Attempts+1 && dl.InflightStartedAt != nil
+}
+
+// interruptedAt is, for dl as its claim at now left it, when the attempt
+// it found interrupted began; nil when there was none.
+func interruptedAt(dl *ent.WebhookDelivery, now time.Time) *time.Time {
+	if dl.InflightStartedAt == nil || dl.InflightStartedAt.Equal(now) {
+		return nil
+	}
+	at := *dl.InflightStartedAt
+	return &at
+}
+
+// recordInterrupted records the interrupted attempt of a delivery this
+// instance has just claimed, at, as a failed attempt without an answer,
+// numbered before the attempt about to be made, and counted in the retry
+// schedule; the delivery's mark moves on to that next attempt. When it was
+// the schedule's last attempt, the delivery fails and no attempt follows:
+// it reports false, as it does when the lease was lost meanwhile.
+func (d *Dispatcher) recordInterrupted(ctx context.Context, dl *ent.WebhookDelivery, at time.Time) (bool, error) {
+	now := d.clock.Now()
+	number, run := dl.Attempts+1, dl.RunAttempts+1
+	_, more := hookwire.NextAttempt(d.cfg.Schedule, run, nil)
+	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		c := tx.Client()
+		if err := insertAttempts(ctx, d.db, c, []recordReq{{dl: dl, out: outcome{started: at, err: Interrupted}}}); err != nil {
+			return err
+		}
+		upd := c.WebhookDelivery.Update().
+			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.InflightAttempt(number)).
+			SetAttempts(number).SetRunAttempts(run).ClearLastStatusCode().SetLastError(Interrupted).SetUpdatedAt(now)
+		if more {
+			upd.SetInflightAttempt(number + 1).SetInflightStartedAt(now)
+		} else {
+			upd.SetStatus(StatusFailed).SetCompletedAt(now).ClearNextAttemptAt().
+				ClearLeaseOwner().ClearLeaseUntil().ClearInflightAttempt().ClearInflightStartedAt()
+		}
+		k, err := upd.Save(ctx)
+		if err == nil && k == 0 {
+			err = errMoved
+		}
+		return err
+	})
+	if errors.Is(err, errMoved) {
+		return false, nil // another instance holds it now
+	}
+	if err != nil {
+		return false, err
+	}
+	if d.cfg.Observe != nil {
+		d.cfg.Observe(0, Interrupted, 0)
+	}
+	dl.Attempts, dl.RunAttempts = number, run
+	next := number + 1
+	dl.InflightAttempt, dl.InflightStartedAt = &next, &now
+	return more, nil
+}
+
+// unmark clears the mark of a claimed delivery that is left to its lease
+// without an attempt, so that the next claim does not take it for an
+// interrupted one.
+func (d *Dispatcher) unmark(ctx context.Context, dl *ent.WebhookDelivery) {
+	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+		return tx.Client().WebhookDelivery.Update().
+			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.InflightAttempt(dl.Attempts+1)).
+			ClearInflightAttempt().ClearInflightStartedAt().Exec(ctx)
+	})
+	if err != nil {
+		d.cfg.Log.Warn("webhook delivery: clearing its attempt mark failed", "delivery", dl.ID, "err", err)
+	}
+}

@@ -1,0 +1,251 @@
+package webhooks
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"merchantpay/ent"
+	"merchantpay/internal/clock"
+	"merchantpay/internal/events"
+	"merchantpay/internal/events/eventtest"
+	"merchantpay/internal/hookwire"
+	"merchantpay/internal/store"
+	"merchantpay/internal/tenant"
+	"merchantpay/internal/testdb"
+)
+
+// interruptFixture is one event's delivery to a receiver answering status
+// (a pointer, changed by the test), which counts the requests it got, each
+// with its webhook-id.
+type interruptFixture struct {
+	db   *store.DB
+	clk  *clock.Fake
+	svc  *Service
+	ctx  context.Context // the merchant's
+	sys  context.Context
+	evID string
+
+	mu     sync.Mutex
+	ids    []string
+	status int
+}
+
+func newInterruptFixture(t *testing.T, url string) *interruptFixture {
+	t.Helper()
+	f := &interruptFixture{db: testdb.Open(t, url), clk: clock.NewFake(time.Now()), status: http.StatusOK}
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.ids = append(f.ids, r.Header.Get(hookwire.HeaderID))
+		w.WriteHeader(f.status)
+	}))
+	t.Cleanup(rcv.Close)
+	tn := tenant.Tenant{MerchantID: "m_1", Mode: tenant.Test}
+	f.ctx = tenant.With(context.Background(), tn)
+	f.sys = tenant.System(context.Background())
+	f.svc = New(f.db, f.clk, true, nil)
+	u := rcv.URL
+	if _, err := f.svc.Create(f.ctx, nil, CreateInput{URL: &u}); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := eventtest.Emit(t, f.db, events.New(f.db, f.clk), tn, "deposit.success")
+	f.evID = ev.EventID
+	return f
+}
+
+// dispatcher is an instance of the service's dispatcher, with a retry
+// schedule of len(schedule) retries.
+func (f *interruptFixture) dispatcher(t *testing.T, schedule ...time.Duration) *Dispatcher {
+	t.Helper()
+	d := NewDispatcher(f.db, f.clk, DispatcherConfig{AllowPrivate: true, Schedule: schedule})
+	if err := d.fanOut(f.sys, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// claimOne claims the delivery with d, which must find it.
+func (f *interruptFixture) claimOne(t *testing.T, d *Dispatcher) claimedDelivery {
+	t.Helper()
+	claimed, err := d.claim(f.sys, 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %d deliveries, %v", len(claimed), err)
+	}
+	return claimed[0]
+}
+
+// attemptAndRecord runs d's attempt of a as its senders do and records its
+// outcome as its recorders do; it reports whether an attempt was made.
+func (f *interruptFixture) attemptAndRecord(t *testing.T, d *Dispatcher, a claimedDelivery) bool {
+	t.Helper()
+	records := make(chan recordReq, 1)
+	d.attempt(f.sys, a, records, func() {})
+	select {
+	case r := <-records:
+		if err := d.recordAll(f.sys, []recordReq{r}); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	default:
+		return false
+	}
+}
+
+func (f *interruptFixture) delivery(t *testing.T) Delivery {
+	t.Helper()
+	ds, err := f.svc.Deliveries(f.ctx, nil, f.evID)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("deliveries: %+v, %v", ds, err)
+	}
+	return ds[0]
+}
+
+func (f *interruptFixture) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ids...)
+}
+
+// An instance that dies during an attempt (its request reached the
+// receiver, its outcome was never recorded) leaves an attempt that the
+// next claim, once the lease ran out, records as interrupted: numbered
+// before the attempt that follows, begun when the dead instance claimed
+// it, no answer, the error in classified words. The receiver saw two
+// requests with one webhook-id, the delivery shows two attempts.
+func TestInterruptedAttemptRecorded(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		dead := f.dispatcher(t, time.Second, time.Second)
+		a := f.claimOne(t, dead)
+		claimedAt := f.clk.Now()
+		_ = dead.send(f.sys, a.dl, a.ep, a.ev) // and the instance dies: nothing recorded
+
+		next := f.dispatcher(t, time.Second, time.Second)
+		if claimed, err := next.claim(f.sys, 10); err != nil || len(claimed) != 0 {
+			t.Fatalf("claimed under the dead instance's lease: %d, %v", len(claimed), err)
+		}
+		f.clk.Advance(dead.cfg.Lease + time.Second)
+		b := f.claimOne(t, next)
+		if !f.attemptAndRecord(t, next, b) {
+			t.Fatal("no attempt after the interrupted one")
+		}
+
+		got := f.delivery(t)
+		if got.Status != StatusSucceeded || got.AttemptCount != 2 || len(got.Attempts) != 2 {
+			t.Fatalf("delivery: %+v", got)
+		}
+		first, second := got.Attempts[0], got.Attempts[1]
+		if first.Number != 1 || !first.StartedAt.Equal(claimedAt) || first.StatusCode != nil ||
+			first.Error == nil || *first.Error != Interrupted || first.Success || first.ResponseBody != "" {
+			t.Fatalf("interrupted attempt: %+v", first)
+		}
+		if second.Number != 2 || second.StatusCode == nil || *second.StatusCode != http.StatusOK || !second.Success ||
+			second.StartedAt.Before(first.StartedAt) {
+			t.Fatalf("the attempt after it: %+v", second)
+		}
+		if ids := f.received(); len(ids) != 2 || ids[0] != f.evID || ids[1] != f.evID {
+			t.Fatalf("the receiver got %v", ids)
+		}
+		row, err := f.db.Reader().WebhookDelivery.Get(f.sys, got.ID)
+		if err != nil || row.InflightAttempt != nil || row.InflightStartedAt != nil || row.LeaseOwner != nil {
+			t.Fatalf("delivery row after recording: %+v, %v", row, err)
+		}
+	})
+}
+
+// An interrupted attempt counts in the retry schedule: when it was the
+// schedule's last, the delivery fails with it and no further attempt is
+// made. A redelivery on demand then sends it again, numbered on.
+func TestInterruptedLastAttemptFails(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		f.status = http.StatusServiceUnavailable
+		dead := f.dispatcher(t, time.Second) // two attempts in all
+		if !f.attemptAndRecord(t, dead, f.claimOne(t, dead)) {
+			t.Fatal("no first attempt")
+		}
+		f.clk.Advance(2 * time.Second)
+		a := f.claimOne(t, dead)
+		_ = dead.send(f.sys, a.dl, a.ep, a.ev) // the second attempt, never recorded
+
+		f.clk.Advance(dead.cfg.Lease + time.Second)
+		next := f.dispatcher(t, time.Second)
+		if f.attemptAndRecord(t, next, f.claimOne(t, next)) {
+			t.Fatal("an attempt past the schedule")
+		}
+		got := f.delivery(t)
+		if got.Status != StatusFailed || got.CompletedAt == nil || got.NextAttemptAt != nil ||
+			got.AttemptCount != 2 || len(got.Attempts) != 2 || got.LastError == nil || *got.LastError != Interrupted {
+			t.Fatalf("delivery: %+v", got)
+		}
+		if e := got.Attempts[1].Error; got.Attempts[0].Number != 1 || got.Attempts[1].Number != 2 || e == nil || *e != Interrupted {
+			t.Fatalf("attempts: %+v", got.Attempts)
+		}
+		if n := len(f.received()); n != 2 {
+			t.Fatalf("the receiver got %d requests, want 2", n)
+		}
+
+		f.status = http.StatusOK
+		if _, err := f.svc.Redeliver(f.ctx, nil, f.evID); err != nil {
+			t.Fatal(err)
+		}
+		if !f.attemptAndRecord(t, next, f.claimOne(t, next)) {
+			t.Fatal("no attempt after the redelivery")
+		}
+		got = f.delivery(t)
+		if got.Status != StatusSucceeded || len(got.Attempts) != 3 || got.Attempts[2].Number != 3 || !got.Attempts[2].Success {
+			t.Fatalf("after the redelivery: %+v", got)
+		}
+	})
+}
+
+// A claim whose delivery was not attempted leaves no interrupted attempt:
+// one given back at a stop (release), one that waited past the point where
+// its attempt could outlast the lease, and one whose mark is stale (an
+// instance of the release before recorded an attempt without clearing it).
+func TestUnattemptedClaimNotInterrupted(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		d := f.dispatcher(t, time.Second)
+		expectFresh := func(what string) claimedDelivery {
+			t.Helper()
+			a := f.claimOne(t, d)
+			if a.interrupted != nil {
+				t.Fatalf("%s: taken for an interrupted attempt begun at %v", what, a.interrupted)
+			}
+			return a
+		}
+
+		a := expectFresh("the first claim")
+		queue := make(chan claimedDelivery, 1)
+		queue <- a
+		close(queue)
+		d.release(f.sys, queue)
+		f.clk.Advance(time.Second)
+
+		a = expectFresh("after a release")
+		f.clk.Advance(d.cfg.Lease - d.cfg.Timeout + time.Second) // too late to start
+		if f.attemptAndRecord(t, d, a) {
+			t.Fatal("attempted past the point where it could outlast its lease")
+		}
+		f.clk.Advance(d.cfg.Timeout)
+
+		a = expectFresh("after a claim left to its lease")
+		// The release before records an attempt and leaves the mark.
+		err := f.db.Within(f.sys, nil, func(ctx context.Context, tx *ent.Tx) error {
+			return tx.Client().WebhookDelivery.UpdateOneID(a.dl.ID).AddAttempts(1).SetLeaseUntil(f.clk.Now()).Exec(ctx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clk.Advance(time.Second)
+		expectFresh("after a stale mark")
+		if n := len(f.received()); n != 0 {
+			t.Fatalf("the receiver got %d requests", n)
+		}
+	})
+}
