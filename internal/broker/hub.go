@@ -84,6 +84,7 @@ func (b *Broker) stop() {
 // other. (SQLite commits ids in order, one writer at a time: an id missing
 // below a visible one never comes.)
 func (b *Broker) start(ctx context.Context) error {
+	b.gaps, b.held, b.front = map[int64]gap{}, nil, 0 // a retry starts afresh
 	c := b.db.Reader()
 	top, err := c.Event.Query().Order(ent.Desc(event.FieldID)).Limit(1).IDs(ctx)
 	if err != nil {

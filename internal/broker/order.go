@@ -16,7 +16,9 @@ type gap struct {
 	since time.Time
 	// xmax is the PostgreSQL snapshot's xmax taken once the gap was noticed
 	// (0: not taken yet): every transaction that could still commit the id
-	// was in flight then and has a transaction id below it.
+	// was in flight then and has a transaction id below it. (The id is drawn
+	// one at a time, no sequence cache, and an event is written after the
+	// row it is about, so its transaction holds a transaction id by then.)
 	xmax int64
 }
 
