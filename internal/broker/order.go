@@ -14,12 +14,14 @@ import (
 type gap struct {
 	// since is when the hub first noticed it (for GapTimeout).
 	since time.Time
-	// xmax is the PostgreSQL snapshot's xmax taken once the gap was noticed
-	// (0: not taken yet): every transaction that could still commit the id
-	// was in flight then and has a transaction id below it. (The id is drawn
-	// one at a time, no sequence cache, and an event is written after the
-	// row it is about, so its transaction holds a transaction id by then.)
-	xmax int64
+	// bound is a PostgreSQL transaction id assigned after the gap was
+	// noticed (0: none yet), so above that of every transaction that could
+	// still commit the id. (Ids are drawn one at a time, no sequence cache,
+	// and an event is written after the row it is about, so its transaction
+	// holds a transaction id by then.) A snapshot's xmax would not do: it
+	// is one past the last transaction to end, and one still running may
+	// hold a larger id.
+	bound int64
 }
 
 // heldEvent is an event the hub has read but not handed out yet, because
@@ -112,14 +114,18 @@ func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
 	}
 	// The horizon is read before the ids are looked up: an id committed
 	// between the two is then seen by the look-up, not given up.
-	xmin, xmax, err := b.snapshot(ctx)
+	fresh := false
+	for _, g := range b.gaps {
+		fresh = fresh || g.bound == 0
+	}
+	xmin, bound, err := b.horizon(ctx, fresh)
 	if err != nil {
 		return err
 	}
 	ids := make([]int64, 0, len(b.gaps))
 	for id, g := range b.gaps {
-		if g.xmax == 0 {
-			g.xmax = xmax
+		if g.bound == 0 {
+			g.bound = bound
 			b.gaps[id] = g
 		}
 		ids = append(ids, id)
@@ -138,7 +144,7 @@ func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
 		b.hold(ev, light)
 	}
 	for _, id := range ids {
-		if g, open := b.gaps[id]; open && g.xmax <= xmin {
+		if g, open := b.gaps[id]; open && g.bound <= xmin {
 			// Every transaction that could have drawn it has ended, and
 			// it is still not there: rolled back, or its session died.
 			delete(b.gaps, id)
@@ -147,11 +153,19 @@ func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// snapshot reads the PostgreSQL server's transaction horizon: xmin, the
-// oldest transaction still in flight, and xmax, the first not yet started.
-func (b *Broker) snapshot(ctx context.Context) (xmin, xmax int64, err error) {
+// horizon reads xmin, the oldest PostgreSQL transaction id still in flight
+// (every smaller one has ended) and, when bound, a transaction id assigned
+// now, above every one already assigned: the statement then takes one of its
+// own, so it is asked for only when new gaps were noticed. The snapshot is
+// the statement's, taken before that id is assigned.
+func (b *Broker) horizon(ctx context.Context, bound bool) (xmin, next int64, err error) {
+	if !bound {
+		err = b.db.SQL().QueryRowContext(ctx,
+			`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin)
+		return xmin, 0, err
+	}
 	err = b.db.SQL().QueryRowContext(ctx,
-		`SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() AS s`).
-		Scan(&xmin, &xmax)
-	return xmin, xmax, err
+		`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint`).
+		Scan(&xmin, &next)
+	return xmin, next, err
 }

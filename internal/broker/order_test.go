@@ -16,6 +16,14 @@ import (
 // openEvent stores an event of tn's in a transaction it leaves open.
 func (e *env) openEvent(tn tenant.Tenant, typ string) (*ent.Tx, *ent.Event) {
 	e.t.Helper()
+	tx, row := e.openRow(tn)
+	return tx, e.emitIn(tx, tn, typ, row)
+}
+
+// openRow begins a transaction and writes a deposit row in it (the
+// transaction takes its PostgreSQL transaction id).
+func (e *env) openRow(tn tenant.Tenant) (*ent.Tx, *ent.Transaction) {
+	e.t.Helper()
 	ctx := tenant.With(context.Background(), tn)
 	tx, err := e.db.Begin(ctx)
 	if err != nil {
@@ -26,6 +34,13 @@ func (e *env) openEvent(tn tenant.Tenant, typ string) (*ent.Tx, *ent.Event) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return tx, row
+}
+
+// emitIn stores an event about row in tx, left open.
+func (e *env) emitIn(tx *ent.Tx, tn tenant.Tenant, typ string, row *ent.Transaction) *ent.Event {
+	e.t.Helper()
+	ctx := tenant.With(context.Background(), tn)
 	if err := e.ob.Emit(ctx, tx, typ, row); err != nil {
 		e.t.Fatal(err)
 	}
@@ -33,7 +48,7 @@ func (e *env) openEvent(tn tenant.Tenant, typ string) (*ent.Tx, *ent.Event) {
 	if err != nil || len(evs) != 1 {
 		e.t.Fatalf("the open transaction's events: %v, %v", evs, err)
 	}
-	return tx, evs[0]
+	return evs[0]
 }
 
 // quiet checks that nothing arrives on ch for d.
@@ -104,6 +119,31 @@ func TestRolledBackIDReleasesHeldEvents(t *testing.T) {
 	expect(t, live, later)
 	sentinel := e.emit(alice, "deposit.failed")
 	expect(t, live, sentinel)
+}
+
+// A transaction that began after the one committing the larger id (so with
+// a larger transaction id than any that has ended) but drew the smaller
+// event id is still waited for, not taken for a rollback.
+func TestYoungerTransactionWaitedFor(t *testing.T) {
+	e := setup(t, testdb.MigratedPostgresURL(t), broker.Config{PollInterval: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := e.subscribe(ctx, alice, nil, "")
+	older, olderRow := e.openRow(alice)
+	younger, youngerRow := e.openRow(alice)
+	early := e.emitIn(younger, alice, "deposit.pending", youngerRow)
+	later := e.emitIn(older, alice, "deposit.success", olderRow)
+	if later.ID <= early.ID {
+		t.Fatalf("ids %d, %d: want the younger transaction's to be smaller", early.ID, later.ID)
+	}
+	if err := older.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	quiet(t, live, 500*time.Millisecond)
+	if err := younger.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, live, early, later)
 }
 
 // A hub starting above ids that will never come (rolled back on
