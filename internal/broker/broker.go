@@ -18,8 +18,9 @@
 // and holds back every event above the lowest open gap until each id below
 // it has either shown up or is known never to come. An id is known never
 // to come once every transaction that was in flight when the hub noticed
-// it has ended (the server's snapshot horizon, looked at once per poll
-// while gaps are open), or, as a last resort, after GapTimeout. So an event
+// it has ended (the server's oldest transaction still in flight, looked at
+// once per poll while gaps are open; see settleGaps), or, as a last
+// resort, after GapTimeout. So an event
 // waits only for transactions that drew an earlier id and are still in
 // flight; a rolled-back one holds it up for a poll or two. SQLite commits
 // in id order (one writer): it has no gaps to wait for.
