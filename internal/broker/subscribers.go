@@ -50,7 +50,7 @@ func (s *sub) wants(typ string) bool {
 // Subscribe streams t's events of the given types (nil or empty: all) until
 // ctx ends. With afterEventID (an evt_ id of t's), it first replays every
 // stored event after that one in id order, then goes live, with no gap and
-// no duplicate. The channel closes when ctx ends, when the instance stops,
+// no duplicate. Live events come in id order too (see the package doc). The channel closes when ctx ends, when the instance stops,
 // or when the subscriber falls too far behind (resubscribe with after).
 // Events are shared between subscribers: treat them as read-only.
 //
