@@ -12,13 +12,26 @@
 // slower than events come; one that falls Backlog events behind is closed,
 // and can resume with after = the last id it saw.
 //
-// No gap, no duplicate: a subscriber joins the hub before it replays, so
-// every event is either visible to its replay or seen by the hub afterwards
-// (queued for it); ids it replayed that the hub may still hand over are
-// remembered and skipped once. PostgreSQL can commit ids out of order, so
-// the hub tracks the ids it skipped (gaps) and picks them up when their
-// transaction commits; a gap still empty after GapTimeout is taken to be a
-// rollback.
+// In id order, always: PostgreSQL can commit ids out of order (a
+// transaction that drew a smaller id commits after one that drew a larger),
+// so the hub tracks the ids missing below the largest it has seen (gaps)
+// and holds back every event above the lowest open gap until each id below
+// it has either shown up or is known never to come. An id is known never
+// to come once every transaction that was in flight when the hub noticed
+// it has ended (the server's oldest transaction still in flight, looked at
+// once per poll while gaps are open; see settleGaps), or, as a last
+// resort, after GapTimeout. So an event
+// waits only for transactions that drew an earlier id and are still in
+// flight; a rolled-back one holds it up for a poll or two. SQLite commits
+// in id order (one writer): it has no gaps to wait for.
+//
+// No gap, no duplicate: the hub keeps low, the id below which everything
+// has been handed out (or given up on), and moves it in the same critical
+// section in which it hands out events. A subscriber joins the hub before
+// it replays: it replays the stored events after its resume point up to
+// the low it joined at, and gets every event above that from the hub
+// (queued for it while it replays). Since nothing above an open gap is
+// handed out, resuming after the last event seen misses nothing.
 package broker
 
 import (
@@ -47,6 +60,9 @@ const (
 	// initWindow is how far below the newest id the hub, starting, looks for
 	// ids still in flight.
 	initWindow = 1000
+	// maxHeld bounds the events held back in memory behind an open gap;
+	// newer ones are read once it settles.
+	maxHeld = 10000
 	// wakeGap is the least time between two looks of the hub.
 	wakeGap = 10 * time.Millisecond
 )
@@ -60,7 +76,9 @@ type Config struct {
 	// Backlog is how many events a subscriber may fall behind its buffer
 	// before it is closed.
 	Backlog int
-	// GapTimeout is how long an id skipped in the sequence is waited for.
+	// GapTimeout is how long, at most, an id skipped in the sequence is
+	// waited for (and the events after it held back); on PostgreSQL a
+	// rolled-back id is given up on much sooner.
 	GapTimeout time.Duration
 	// Now reads the wall clock for GapTimeout: gaps are about real
 	// transaction durations, not the business clock. Nil is time.Now.
@@ -85,8 +103,8 @@ type Broker struct {
 	mu   sync.Mutex
 	subs map[tenant.Tenant]map[*sub]struct{}
 	n    int
-	// low: every id ≤ low has been seen by the hub or given up on, so the
-	// hub hands out only ids above it from now on.
+	// low: every id ≤ low has been handed out or given up on, and every
+	// id above it will be handed out by the hub, in id order.
 	low int64
 	// stopped is set when the hub ends; later subscribers are refused.
 	stopped bool
@@ -94,9 +112,13 @@ type Broker struct {
 	// streamed counts the events handed to subscribers.
 	streamed atomic.Uint64
 
-	// Hub state, owned by Run's goroutine.
+	// Hub state, owned by Run's goroutine. front is low's value as the hub
+	// knows it; held are the events read above it, in id order, waiting for
+	// the gaps below them.
 	maxSeen int64
-	gaps    map[int64]time.Time
+	front   int64
+	gaps    map[int64]gap
+	held    []heldEvent
 }
 
 // New returns a broker; run its hub with Run.
@@ -121,7 +143,7 @@ func New(db *store.DB, cfg Config) *Broker {
 	}
 	return &Broker{
 		db: db, cfg: cfg, ready: make(chan struct{}), nudge: make(chan struct{}, 1),
-		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]time.Time{},
+		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]gap{},
 	}
 }
 

@@ -33,19 +33,28 @@ type env struct {
 }
 
 func setup(t *testing.T, url string, cfg broker.Config) *env {
+	e := open(t, url)
+	e.run(cfg)
+	return e
+}
+
+// open opens the database; run starts the broker on it.
+func open(t *testing.T, url string) *env {
 	db := testdb.Open(t, url)
-	ob := events.New(db, clock.Real{})
+	return &env{t: t, db: db, ob: events.New(db, clock.Real{})}
+}
+
+func (e *env) run(cfg broker.Config) {
 	if cfg.PollInterval == 0 {
 		// Long, so the tests show the wake-up after commit does the work.
 		cfg.PollInterval = time.Hour
 	}
-	b := broker.New(db, cfg)
-	ob.OnCommit(b.Wake)
+	e.b = broker.New(e.db, cfg)
+	e.ob.OnCommit(e.b.Wake)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { b.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return &env{t: t, db: db, ob: ob, b: b}
+	go func() { e.b.Run(ctx); close(done) }()
+	e.t.Cleanup(func() { cancel(); <-done })
 }
 
 func (e *env) emit(tn tenant.Tenant, typ string) *ent.Event {
@@ -274,49 +283,6 @@ func TestCancelClosesChannel(t *testing.T) {
 			t.Fatalf("%d subscribers left", n)
 		}
 	})
-}
-
-// PostgreSQL may make ids visible out of order: the later commit of a
-// smaller id still reaches live subscribers, once.
-func TestOutOfOrderCommit(t *testing.T) {
-	e := setup(t, testdb.MigratedPostgresURL(t), broker.Config{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := e.subscribe(ctx, alice, nil, "")
-
-	_, tx, err := e.db.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	txCtx := tenant.With(ctx, alice)
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	row, err := tx.Client().Transaction.Create().SetID("t_early").SetReference("DEP-early").
-		SetType("DEPOSIT").SetPurpose("DEPOSIT").SetStatus("success").
-		SetFromAmount(150050).SetFromCurrency("NGN").SetAmount(150050).SetCurrency("NGN").
-		SetAmountCharged(150050).SetAmountSettled(150050).SetPaymentSlug("instant-bank-deposit").
-		SetCreatedAt(now).SetUpdatedAt(now).Save(txCtx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.ob.Emit(txCtx, tx, "deposit.pending", row); err != nil {
-		t.Fatal(err)
-	}
-	evs, err := e.ob.ForTransaction(txCtx, tx, row.Reference)
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("the open transaction's events: %v, %v", evs, err)
-	}
-	early := evs[0]
-	later := e.emit(alice, "deposit.success")
-	if later.ID <= early.ID {
-		t.Fatalf("ids %d, %d: want the open transaction's to be smaller", early.ID, later.ID)
-	}
-	expect(t, ch, later)
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	expect(t, ch, early)
-	sentinel := e.emit(alice, "deposit.failed")
-	expect(t, ch, sentinel)
 }
 
 // Issue 8's target is at most 30 KiB per idle subscriber; the broker's

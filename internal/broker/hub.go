@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"merchantpay/ent"
@@ -83,103 +82,90 @@ func (b *Broker) stop() {
 	}
 }
 
-// start reads where the outbox ends. Ids missing just below the end may
-// belong to transactions still in flight: they are tracked as gaps.
+// start reads where the outbox ends. On PostgreSQL, ids missing just below
+// the end may belong to transactions still in flight: they are tracked as
+// gaps, and the events above the lowest of them are held back like any
+// other. (SQLite commits ids in order, one writer at a time: an id missing
+// below a visible one never comes.)
 func (b *Broker) start(ctx context.Context) error {
+	b.gaps, b.held, b.front = map[int64]gap{}, nil, 0 // a retry starts afresh
 	c := b.db.Reader()
 	top, err := c.Event.Query().Order(ent.Desc(event.FieldID)).Limit(1).IDs(ctx)
 	if err != nil {
 		return err
 	}
-	if len(top) == 0 {
-		b.publishLow()
-		return nil
+	if len(top) == 0 || !b.db.IsPostgres() {
+		if len(top) > 0 {
+			b.maxSeen = top[0]
+		}
+		return b.release(ctx)
 	}
 	b.maxSeen = top[0]
-	recent, err := c.Event.Query().Where(event.IDGT(b.maxSeen - initWindow)).IDs(ctx)
+	recent, err := c.Event.Query().Where(event.IDGT(b.maxSeen - initWindow)).Order(ent.Asc(event.FieldID)).IDs(ctx)
 	if err != nil {
 		return err
 	}
-	have := make(map[int64]bool, len(recent))
-	for _, id := range recent {
-		have[id] = true
-	}
+	b.front = max(b.maxSeen-initWindow, 0)
 	now := b.cfg.Now()
-	for id := max(b.maxSeen-initWindow+1, 1); id < b.maxSeen; id++ {
-		if !have[id] {
-			b.gaps[id] = now
+	next := b.front + 1
+	for _, id := range recent {
+		for ; next < id; next++ {
+			b.gaps[next] = gap{since: now}
+		}
+		next = id + 1
+		if len(b.gaps) > 0 {
+			b.hold(&ent.Event{ID: id}, true)
 		}
 	}
-	b.publishLow()
-	return nil
+	return b.release(ctx)
 }
 
-// publishLow sets low from the hub's state.
-func (b *Broker) publishLow() {
-	low := b.maxSeen
-	for id := range b.gaps {
-		if id-1 < low {
-			low = id - 1
-		}
-	}
-	b.mu.Lock()
-	b.low = low
-	b.mu.Unlock()
-}
-
-// poll hands out gaps that got filled, then new events, in id order.
+// poll reads the new events and settles open gaps, then hands out in id
+// order everything below the lowest gap still open.
 func (b *Broker) poll(ctx context.Context) error {
-	defer b.publishLow()
 	c := b.db.Reader()
 	now := b.cfg.Now()
-	if len(b.gaps) > 0 {
-		ids := make([]int64, 0, len(b.gaps))
-		for id, since := range b.gaps {
-			if now.Sub(since) > b.cfg.GapTimeout {
-				delete(b.gaps, id)
-				continue
-			}
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		if len(ids) > gapQueryMax {
-			ids = ids[:gapQueryMax]
-		}
-		if len(ids) > 0 {
-			light := b.light()
-			evs, err := b.query(ctx, c.Event.Query().Where(event.IDIn(ids...)), light)
-			if err != nil {
-				return err
-			}
-			for _, ev := range evs {
-				delete(b.gaps, ev.ID)
-			}
-			if err := b.dispatch(ctx, evs, light); err != nil {
-				return err
-			}
-		}
-	}
+	full := false
 	for {
+		if len(b.held) >= maxHeld {
+			// Enough waits in memory; the rest is read once the gap
+			// below it settles.
+			full = true
+			break
+		}
 		light := b.light()
 		evs, err := b.query(ctx, c.Event.Query().Where(event.IDGT(b.maxSeen)).Limit(pageSize), light)
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
-			if run := ev.ID - b.maxSeen - 1; run > 0 && run <= maxGapRun {
+			if run := ev.ID - b.maxSeen - 1; run > 0 && run <= maxGapRun && b.db.IsPostgres() {
 				for id := b.maxSeen + 1; id < ev.ID; id++ {
-					b.gaps[id] = now
+					b.gaps[id] = gap{since: now}
 				}
 			}
 			b.maxSeen = ev.ID
+			b.hold(ev, light)
 		}
-		if err := b.dispatch(ctx, evs, light); err != nil {
+		if err := b.release(ctx); err != nil {
 			return err
 		}
 		if len(evs) < pageSize {
-			return nil
+			break
 		}
 	}
+	if len(b.gaps) > 0 {
+		if err := b.settleGaps(ctx, now); err != nil {
+			return err
+		}
+		if err := b.release(ctx); err != nil {
+			return err
+		}
+	}
+	if full && len(b.held) < maxHeld {
+		b.Wake()
+	}
+	return nil
 }
 
 // light: with no subscriber, only ids are read (the payloads are not
@@ -198,10 +184,15 @@ func (b *Broker) query(ctx context.Context, q *ent.EventQuery, light bool) ([]*e
 	return q.All(ctx)
 }
 
-// dispatch hands evs to their subscribers. Events read light are read
-// again in full if a subscriber has joined meanwhile.
-func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool) error {
+// dispatch hands evs (in id order) to their subscribers and then, in the
+// same critical section, sets low to upTo: a subscriber that joins later
+// replays up to low and gets every id above it from the hub. Events read
+// light are read again in full if a subscriber has joined meanwhile.
+func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool, upTo int64) error {
 	if len(evs) == 0 {
+		b.mu.Lock()
+		b.low = upTo
+		b.mu.Unlock()
 		return nil
 	}
 	for {
@@ -220,6 +211,7 @@ func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool) err
 			continue
 		}
 		if light {
+			b.low = upTo
 			b.mu.Unlock()
 			return nil
 		}
@@ -242,6 +234,7 @@ func (b *Broker) dispatch(ctx context.Context, evs []*ent.Event, light bool) err
 				}
 			}
 		}
+		b.low = upTo
 		b.mu.Unlock()
 		return nil
 	}

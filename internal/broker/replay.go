@@ -7,8 +7,9 @@ import (
 )
 
 // pump feeds s from its own goroutine: with replay, the stored events after
-// from (low: the hub's low when s joined); then whatever the hub queued
-// meanwhile; then it hands s to the hub and ends.
+// from up to low (the hub's low when s joined); then whatever the hub queued
+// meanwhile (every id above low, in order); then it hands s to the hub and
+// ends.
 func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 	if replay && !b.replay(s, from, low) {
 		b.pumpEnded(s)
@@ -24,7 +25,6 @@ func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 		if len(s.missed) == 0 {
 			s.running = false
 			s.live = true
-			b.pruneLocked(s)
 			b.mu.Unlock()
 			return
 		}
@@ -32,10 +32,6 @@ func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 		s.missed = nil
 		b.mu.Unlock()
 		for _, ev := range batch {
-			if _, dup := s.seen[ev.ID]; dup {
-				delete(s.seen, ev.ID)
-				continue
-			}
 			if !b.send(s, ev) {
 				b.pumpEnded(s)
 				return
@@ -44,13 +40,14 @@ func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 	}
 }
 
-// replay sends s's stored events after from, in id order. Every id above
-// low may still come from the hub, so it is remembered in seen.
+// replay sends s's stored events after from and up to low, in id order.
+// Those above low come from the hub, after any id below them that is still
+// open: replaying them now would hand them out of order.
 func (b *Broker) replay(s *sub, from, low int64) bool {
 	ctx := tenant.With(s.ctx, s.t)
 	cursor := from
-	for {
-		q := b.db.Reader().Event.Query().Where(event.IDGT(cursor))
+	for cursor < low {
+		q := b.db.Reader().Event.Query().Where(event.IDGT(cursor), event.IDLTE(low))
 		if s.types != nil {
 			q = q.Where(event.TypeIn(mapKeys(s.types)...))
 		}
@@ -63,12 +60,6 @@ func (b *Broker) replay(s *sub, from, low int64) bool {
 			return false
 		}
 		for _, ev := range evs {
-			if ev.ID > low {
-				if s.seen == nil {
-					s.seen = map[int64]struct{}{}
-				}
-				s.seen[ev.ID] = struct{}{}
-			}
 			if !b.send(s, ev) {
 				return false
 			}
@@ -78,6 +69,7 @@ func (b *Broker) replay(s *sub, from, low int64) bool {
 			return true
 		}
 	}
+	return true
 }
 
 func mapKeys(m map[string]struct{}) []string {

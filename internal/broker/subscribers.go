@@ -14,9 +14,7 @@ import (
 	"merchantpay/internal/tenant"
 )
 
-// sub is one subscriber. Fields below ch are guarded by Broker.mu, except
-// seen, which belongs to whoever feeds the subscriber: the pump goroutine
-// while running, the hub while live.
+// sub is one subscriber. Fields below ch are guarded by Broker.mu.
 type sub struct {
 	t tenant.Tenant
 	// key is the subscriber's credential (Config.Keys.Of), "" for none.
@@ -35,8 +33,7 @@ type sub struct {
 	closed   bool // ended; nothing more is sent
 	chClosed bool
 	dropped  bool
-	missed   []*ent.Event       // handed over by the hub while running
-	seen     map[int64]struct{} // replayed ids the hub may still hand over
+	missed   []*ent.Event // handed over by the hub while running
 	// after is the id the subscriber resumed after: a hub still behind it
 	// when the subscriber joined must not hand over what came before.
 	after int64
@@ -53,7 +50,7 @@ func (s *sub) wants(typ string) bool {
 // Subscribe streams t's events of the given types (nil or empty: all) until
 // ctx ends. With afterEventID (an evt_ id of t's), it first replays every
 // stored event after that one in id order, then goes live, with no gap and
-// no duplicate. The channel closes when ctx ends, when the instance stops,
+// no duplicate. Live events come in id order too (see the package doc). The channel closes when ctx ends, when the instance stops,
 // or when the subscriber falls too far behind (resubscribe with after).
 // Events are shared between subscribers: treat them as read-only.
 //
@@ -179,31 +176,12 @@ func (b *Broker) pumpEnded(s *sub) {
 	}
 }
 
-// pruneLocked forgets remembered ids the hub can no longer hand over.
-func (b *Broker) pruneLocked(s *sub) {
-	for id := range s.seen {
-		if id <= b.low {
-			delete(s.seen, id)
-		}
-	}
-	if len(s.seen) == 0 {
-		s.seen = nil
-	}
-}
-
 // deliverLocked hands ev to s without blocking.
 func (b *Broker) deliverLocked(s *sub, ev *ent.Event) {
 	if s.closed || s.dropped || ev.ID <= s.after {
 		return
 	}
 	if s.live {
-		if s.seen != nil {
-			if _, dup := s.seen[ev.ID]; dup {
-				delete(s.seen, ev.ID)
-				return
-			}
-			b.pruneLocked(s)
-		}
 		select {
 		case s.ch <- ev:
 			s.notified()
