@@ -20,9 +20,9 @@ const maxErrors = 100
 // boundAnswers is a transport whose executor keeps every answer, errors
 // included, within the size cap: its error list is cut at maxErrors and an
 // answer still over GRAPHQL_MAX_RESPONSE_BYTES is replaced by one
-// RESPONSE_TOO_LARGE error. operationLimits caps the data of an operation
-// that ran; this covers the answers of those refused before they ran, whose
-// errors are all they have.
+// RESPONSE_TOO_LARGE error: the answers of operations that ran (each event
+// of a subscription) and of those refused before they ran, whose errors
+// are all they have.
 type boundAnswers struct {
 	graphql.Transport
 	maxBytes int
