@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -13,16 +12,17 @@ import (
 )
 
 // maxErrors is how many errors one answer lists; the rest are summed up in
-// one more error. graphql-js stops validating at 100 errors for the same
-// reason: past a few, more of them help nobody and cost the service.
+// one more error. Validation stops at that many (validationRules), as
+// graphql-js's does: past a few, more of them help nobody and cost the
+// service.
 const maxErrors = 100
 
 // boundAnswers is a transport whose executor keeps every answer, errors
 // included, within the size cap: its error list is cut at maxErrors and an
 // answer still over GRAPHQL_MAX_RESPONSE_BYTES is replaced by one
-// RESPONSE_TOO_LARGE error. operationLimits caps the data of an operation
-// that ran; this covers the answers of those refused before they ran, whose
-// errors are all they have.
+// RESPONSE_TOO_LARGE error: the answers of operations that ran (each event
+// of a subscription) and of those refused before they ran, whose errors
+// are all they have.
 type boundAnswers struct {
 	graphql.Transport
 	maxBytes int
@@ -37,34 +37,23 @@ type boundedExecutor struct {
 	maxBytes int
 }
 
-// CreateOperationContext says, when operationName names no operation of
-// the document, or is missing where the document has several, which
-// operations there are (gqlgen's own error for a missing one names none:
-// "operation  not found").
-func (e boundedExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
-	oc, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
-	if len(errs) != 1 || oc == nil || oc.Operation != nil || oc.Doc == nil || len(oc.Doc.Operations) == 0 {
-		return oc, errs
-	}
-	names := make([]string, 0, len(oc.Doc.Operations))
-	for _, op := range oc.Doc.Operations {
-		if op.Name != "" {
-			names = append(names, op.Name)
+// CreateOperationContext answers a validation stopped at maxErrors (see
+// validationRules) with the errors it found, and says which operations a
+// document has when operationName names none of them (operationNameError).
+func (e boundedExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (oc *graphql.OperationContext, errs gqlerror.List) {
+	defer func() {
+		if p := recover(); p != nil {
+			stop, ok := p.(*validationStop)
+			if !ok {
+				panic(p)
+			}
+			oc = &graphql.OperationContext{RawQuery: params.Query, OperationName: params.OperationName,
+				Extensions: params.Extensions, Headers: params.Headers, DisableIntrospection: true}
+			errs = stop.answer()
 		}
-	}
-	var msg string
-	switch {
-	case params.OperationName != "":
-		msg = "the document has no operation named " + params.OperationName
-	case len(names) < len(oc.Doc.Operations):
-		msg = "the document has several operations, some without a name: send one operation, or name each and set operationName to the one to run"
-	default:
-		msg = "the document has several operations: set operationName to the one to run"
-	}
-	if len(names) > 0 && len(names) <= 20 {
-		msg += " (" + strings.Join(names, ", ") + ")"
-	}
-	return oc, gqlerror.List{invalid(gqlerror.Errorf("%s", msg))}
+	}()
+	oc, errs = e.GraphExecutor.CreateOperationContext(ctx, params)
+	return oc, operationNameError(oc, params, errs)
 }
 
 func (e boundedExecutor) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
@@ -84,9 +73,10 @@ func (e boundedExecutor) DispatchOperation(ctx context.Context, oc *graphql.Oper
 }
 
 // cutErrors keeps the first maxErrors errors of list and one more saying
-// how many were left out, of the code of the last kept.
+// how many were left out, of the code of the last kept. A list of one more
+// (a validation stopped at maxErrors ends with its own note) is kept whole.
 func cutErrors(list gqlerror.List) gqlerror.List {
-	if len(list) <= maxErrors {
+	if len(list) <= maxErrors+1 {
 		return list
 	}
 	out := append(gqlerror.List(nil), list[:maxErrors]...)

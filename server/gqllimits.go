@@ -21,9 +21,9 @@ import (
 
 // operationLimits keeps one GraphQL operation from occupying the service:
 // before it runs, its cost (see costWalk) against a limit, and the rate
-// limit's tokens for that cost; while it runs, a time budget; after, a cap
-// on its answer's size. Introspection-only operations are answered from a
-// cache.
+// limit's tokens for that cost; while it runs, a time budget. (The cap on
+// its answer's size is boundedExecutor's, for every answer.)
+// Introspection-only operations are answered from a cache.
 type operationLimits struct {
 	h        *gqlHandler
 	walk     *costWalk
@@ -87,8 +87,8 @@ func refusal(e *apperr.Error, ext map[string]any) *gqlerror.Error {
 }
 
 // InterceptOperation answers an introspection-only operation from the
-// cache when it can, and runs any other under the time budget and the size
-// cap.
+// cache when it can (an answer over the size cap, which boundedExecutor
+// replaces, is not kept), and runs any other under the time budget.
 func (l operationLimits) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
 	if oc.Operation == nil {
@@ -117,17 +117,14 @@ func (l operationLimits) InterceptOperation(ctx context.Context, next graphql.Op
 		if resp == nil {
 			return nil
 		}
-		if len(resp.Data) > l.maxBytes {
-			return l.tooLarge(ctx, len(resp.Data))
-		}
-		if key != "" && len(resp.Errors) == 0 && resp.Data != nil {
+		if key != "" && len(resp.Errors) == 0 && resp.Data != nil && len(resp.Data) <= l.maxBytes {
 			l.cache.Add(ctx, key, append(json.RawMessage(nil), resp.Data...))
 		}
 		return resp
 	}
 }
 
-// subscription applies the time budget and the size cap to each event: the
+// subscription applies the time budget to each event: the
 // budget starts when the event's first field is resolved (the wait for the
 // event is the subscription's life, which has no budget).
 func (l operationLimits) subscription(handler graphql.ResponseHandler) graphql.ResponseHandler {
@@ -141,9 +138,6 @@ func (l operationLimits) subscription(handler graphql.ResponseHandler) graphql.R
 		if b.expired() && ctx.Err() == nil {
 			return l.timedOut(ctx)
 		}
-		if len(resp.Data) > l.maxBytes {
-			return l.tooLarge(ctx, len(resp.Data))
-		}
 		return resp
 	}
 }
@@ -151,11 +145,6 @@ func (l operationLimits) subscription(handler graphql.ResponseHandler) graphql.R
 func (l operationLimits) timedOut(ctx context.Context) *graphql.Response {
 	return errorResponse(ctx, apperr.New(apperr.Timeout,
 		"the operation ran out of its %s time budget and was stopped; ask for less (smaller pages, fewer fields) or retry later", l.timeout))
-}
-
-func (l operationLimits) tooLarge(ctx context.Context, n int) *graphql.Response {
-	return errorResponse(ctx, apperr.New(apperr.ResponseTooLarge,
-		"the answer would be %d bytes, over the limit of %d; ask for smaller pages or fewer fields", n, l.maxBytes))
 }
 
 // errorResponse is an answer of one error and no data, presented (and so

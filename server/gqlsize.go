@@ -33,6 +33,21 @@ const (
 	// 300,000 copies of an unknown directive (900 KB) answered 83 MB of
 	// errors after seconds of work.
 	maxAnnotations = 2000
+	// maxExpandedAnnotations bounds the directives, arguments and values
+	// of all the operations of a document, each with its fragments
+	// expanded: validation checks a fragment's once for every operation
+	// that spreads it (whether each variable it uses is defined, and of
+	// the right type). A fragment of 990 @include(if: $u) spread into 990
+	// one-line operations (36 KB) took 4 s and 669 MB to validate.
+	maxExpandedAnnotations = 10000
+	// maxSameName bounds the fields of one selection set, its fragments'
+	// included, that share one response name: validation compares them
+	// pairwise (whether they can be merged), and 999 aliases x of a 7 KB
+	// document made 500,000 comparisons and 249,001 errors. A client
+	// repeats a name when several of its fragments select the same field
+	// (id, __typename) in one place: a few times, tens in a large app,
+	// never a hundred.
+	maxSameName = 100
 )
 
 // documentSize refuses documents over those limits, measured in time
@@ -70,36 +85,42 @@ func measure(query string) string {
 	if err != nil {
 		return ""
 	}
+	m := newMeasurer(doc)
 	written, notes := 0, 0
-	var count func(ast.SelectionSet)
-	count = func(set ast.SelectionSet) {
+	// sets are the selection sets whose fields validation compares by
+	// name (an inline fragment's are its parent's).
+	var sets []ast.SelectionSet
+	var count func(ast.SelectionSet, bool)
+	count = func(set ast.SelectionSet, own bool) {
+		if own {
+			sets = append(sets, set)
+		}
 		for _, sel := range set {
 			written++
 			switch s := sel.(type) {
 			case *ast.Field:
 				notes += arguments(s.Arguments) + directives(s.Directives)
-				count(s.SelectionSet)
+				if len(s.SelectionSet) > 0 {
+					count(s.SelectionSet, true)
+				}
 			case *ast.InlineFragment:
 				notes += directives(s.Directives)
-				count(s.SelectionSet)
+				count(s.SelectionSet, false)
 			case *ast.FragmentSpread:
 				notes += directives(s.Directives)
 			}
 		}
 	}
 	for _, op := range doc.Operations {
-		notes += directives(op.Directives)
-		for _, v := range op.VariableDefinitions {
-			notes += 1 + values(v.DefaultValue) + directives(v.Directives)
-		}
-		count(op.SelectionSet)
+		notes += operationNotes(op)
+		count(op.SelectionSet, true)
 	}
 	for _, f := range doc.Fragments {
 		notes += directives(f.Directives)
 		for _, v := range f.VariableDefinition {
 			notes += 1 + values(v.DefaultValue) + directives(v.Directives)
 		}
-		count(f.SelectionSet)
+		count(f.SelectionSet, true)
 	}
 	if written > maxSelections {
 		return "the document selects more than " + strconv.Itoa(maxSelections) + " fields and fragments"
@@ -107,51 +128,35 @@ func measure(query string) string {
 	if notes > maxAnnotations {
 		return "the document writes more than " + strconv.Itoa(maxAnnotations) + " directives, arguments, variable definitions and values in them"
 	}
-	fragments := map[string]*ast.FragmentDefinition{}
-	for _, f := range doc.Fragments {
-		fragments[f.Name] = f
+	same := 0
+	for _, set := range sets {
+		same = max(same, m.sameName(set))
 	}
-	sizes := map[string]int{}
-	const visiting = -1
-	var expanded func(ast.SelectionSet) int
-	expanded = func(set ast.SelectionSet) int {
-		n := 0
-		for _, sel := range set {
-			switch s := sel.(type) {
-			case *ast.Field:
-				n += 1 + expanded(s.SelectionSet)
-			case *ast.InlineFragment:
-				n += expanded(s.SelectionSet)
-			case *ast.FragmentSpread:
-				size, seen := sizes[s.Name]
-				switch {
-				case seen && size == visiting:
-					// A cycle: validation refuses it; count nothing more.
-				case seen:
-					n += size
-				default:
-					f := fragments[s.Name]
-					if f == nil {
-						break // unknown: validation refuses it
-					}
-					sizes[s.Name] = visiting
-					size = expanded(f.SelectionSet)
-					sizes[s.Name] = size
-					n += size
-				}
-			}
-			if n > maxExpanded {
-				return n // big enough to refuse: stop adding
-			}
-		}
-		return n
+	if same > maxSameName {
+		return "a selection set selects more than " + strconv.Itoa(maxSameName) + " fields under one name (alias), its fragments' included"
 	}
+	sum := 0
 	for _, op := range doc.Operations {
-		if expanded(op.SelectionSet) > maxExpanded {
+		size := m.expanded(op.SelectionSet)
+		if size.fields > maxExpanded {
 			return "the operation selects more than " + strconv.Itoa(maxExpanded) + " fields with its fragments expanded"
+		}
+		sum += operationNotes(op) + size.notes
+		if sum > maxExpandedAnnotations {
+			return "the document's operations, their fragments expanded, use more than " + strconv.Itoa(maxExpandedAnnotations) +
+				" directives, arguments and values in them: spread large fragments into fewer operations"
 		}
 	}
 	return ""
+}
+
+// operationNotes counts op's own directives and variable definitions.
+func operationNotes(op *ast.OperationDefinition) int {
+	n := directives(op.Directives)
+	for _, v := range op.VariableDefinitions {
+		n += 1 + values(v.DefaultValue) + directives(v.Directives)
+	}
+	return n
 }
 
 // arguments counts args and the values written in them.

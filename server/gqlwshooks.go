@@ -70,8 +70,12 @@ func (h *gqlHandler) wsAuthorize(ctx context.Context) error {
 // pipeline steps (rate limit, idempotency: one database transaction,
 // keyed by its input's idempotencyKey, there being no per-message
 // headers), and its answer, replays included, is the body POST /graphql
-// would send. Queries and subscriptions stay with the executor.
-func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() json.RawMessage, bool) {
+// would send. It asks for application/graphql-response+json, whose answer
+// to an operation refused before it ran has no data entry: such a
+// mutation (it did not validate, or its limits refused it) is answered
+// with an error message, as a refused query is, and so is one over the
+// rate limit. Queries and subscriptions stay with the executor.
+func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (func() (json.RawMessage, bool), bool) {
 	params, perr := decodeParams(payload)
 	if perr != nil {
 		return nil, false // the executor answers malformed requests itself
@@ -93,18 +97,34 @@ func (h *gqlHandler) wsMutation(ctx context.Context, payload json.RawMessage) (f
 		if err != nil {
 			return nil, err
 		}
+		r.Header.Set("Accept", mediaGraphQLResponse)
 		if err := h.wsMutate(&pipeline.Call{R: r, Route: &h.socketRoute, Principal: p, Body: payload, Input: g}); err != nil {
 			return nil, err
 		}
 		return g.answer, nil
 	}
-	return func() json.RawMessage {
+	return func() (json.RawMessage, bool) {
 		body, err := run()
 		if err != nil {
+			// The rate limit refuses the operation before it runs; the
+			// idempotency step's refusals (a key reused, or in use) are
+			// answers to the request, as over HTTP.
 			body, _ = json.Marshal(failure(ctx, err))
+			return body, apperr.As(err).Kind == apperr.RateLimited
 		}
-		return body
+		return body, !ranIn(body)
 	}, true
+}
+
+// ranIn reports whether answer, in application/graphql-response+json, is
+// that of an operation that ran: it has a data entry, null included.
+func ranIn(answer []byte) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(answer, &fields) != nil {
+		return true // not an answer to read: sent as it is
+	}
+	_, ok := fields["data"]
+	return ok
 }
 
 // socketKey is the WebSocket transport's key extractor: wsMutation has

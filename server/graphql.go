@@ -109,6 +109,7 @@ func newGraphQL(a *App, svc ops.Services, pipe *pipeline.Pipeline) http.Handler 
 	srv.AddTransport(boundAnswers{Transport: listVariableErrors{Transport: httpTransport{}, schema: schema.Schema()},
 		maxBytes: a.Config.GraphQLMaxResponseBytes})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetValidationRulesFn(validationRules)
 	srv.Use(extension.Introspection{})
 	srv.Use(newDocumentSize())
 	srv.Use(depthLimit{max: maxDepth})

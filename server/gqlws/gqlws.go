@@ -96,10 +96,13 @@ type Server struct {
 	// Mutation, when set, takes an operation from the executor: given its
 	// context and payload ({query, variables, operationName}) it says
 	// whether it takes it and returns how to run it. run's answer, a
-	// GraphQL response as JSON, is the operation's one result. The service
+	// GraphQL response as JSON, is the operation's one result; or, when
+	// run says the operation was refused before it ran (it did not
+	// validate, or its limits refused it), the answer's errors are sent
+	// as an error message for it, as a refused query's are. The service
 	// runs mutations this way, as it runs those of POST /graphql: in one
 	// database transaction, with idempotency.
-	Mutation func(ctx context.Context, payload json.RawMessage) (run func() json.RawMessage, ok bool)
+	Mutation func(ctx context.Context, payload json.RawMessage) (run func() (answer json.RawMessage, refused bool), ok bool)
 	// MaxSubscriptions bounds the operations one connection runs at once:
 	// its subscriptions, and a query or mutation while it runs. One more
 	// is answered with an error message for its id, and the connection

@@ -195,7 +195,16 @@ func (c *conn) subscribe(m message) (int, string) {
 			o.ctx = ctx
 			go func() {
 				var resp json.RawMessage
-				if c.guard(o, func() { resp = run() }) != nil {
+				var refused bool
+				if c.guard(o, func() { resp, refused = run() }) != nil {
+					return
+				}
+				if refused {
+					var answer struct {
+						Errors json.RawMessage `json:"errors"`
+					}
+					_ = json.Unmarshal(resp, &answer)
+					c.failed(o, answer.Errors)
 					return
 				}
 				c.write(message{ID: o.id, Type: c.nextType(), Payload: resp})
