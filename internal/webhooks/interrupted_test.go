@@ -157,36 +157,43 @@ func TestInterruptedAttemptRecorded(t *testing.T) {
 	})
 }
 
-// An interrupted attempt counts in the retry schedule: when it was the
-// schedule's last, the delivery fails with it and no further attempt is
-// made. A redelivery on demand then sends it again, numbered on.
-func TestInterruptedLastAttemptFails(t *testing.T) {
+// An interrupted attempt may never have reached the receiver (a claim
+// still queued when its instance died is taken for one), so it takes no
+// step of the retry schedule and never fails the delivery: when the
+// schedule's last attempt is interrupted, a real attempt follows at once,
+// without the schedule's delay, and only its outcome fails the delivery. A
+// redelivery on demand then sends it again, numbered on.
+func TestInterruptedLastAttemptRetried(t *testing.T) {
 	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := newInterruptFixture(t, url)
 		f.status = http.StatusServiceUnavailable
-		dead := f.dispatcher(t, time.Second) // two attempts in all
+		dead := f.dispatcher(t, time.Hour) // two attempts in all
 		if !f.attemptAndRecord(t, dead, f.claimOne(t, dead)) {
 			t.Fatal("no first attempt")
 		}
-		f.clk.Advance(2 * time.Second)
-		a := f.claimOne(t, dead)
-		_ = dead.send(f.sys, a.dl, a.ep, a.ev) // the second attempt, never recorded
+		f.clk.Advance(time.Hour)
+		f.claimOne(t, dead) // the last attempt's claim, still queued when the instance dies
 
 		f.clk.Advance(dead.cfg.Lease + time.Second)
-		next := f.dispatcher(t, time.Second)
-		if f.attemptAndRecord(t, next, f.claimOne(t, next)) {
-			t.Fatal("an attempt past the schedule")
+		next := f.dispatcher(t, time.Hour)
+		if !f.attemptAndRecord(t, next, f.claimOne(t, next)) {
+			t.Fatal("no real attempt after the interrupted last one")
 		}
 		got := f.delivery(t)
 		if got.Status != StatusFailed || got.CompletedAt == nil || got.NextAttemptAt != nil ||
-			got.AttemptCount != 2 || len(got.Attempts) != 2 || got.LastError == nil || *got.LastError != Interrupted {
+			got.AttemptCount != 3 || len(got.Attempts) != 3 || got.LastError == nil || *got.LastError != "HTTP 503" {
 			t.Fatalf("delivery: %+v", got)
 		}
-		if e := got.Attempts[1].Error; got.Attempts[0].Number != 1 || got.Attempts[1].Number != 2 || e == nil || *e != Interrupted {
+		for i, at := range got.Attempts {
+			if at.Number != i+1 || at.Error == nil {
+				t.Fatalf("attempts: %+v", got.Attempts)
+			}
+		}
+		if e := *got.Attempts[1].Error; e != Interrupted || *got.Attempts[2].Error != "HTTP 503" {
 			t.Fatalf("attempts: %+v", got.Attempts)
 		}
 		if n := len(f.received()); n != 2 {
-			t.Fatalf("the receiver got %d requests, want 2", n)
+			t.Fatalf("the receiver got %d requests, want 2 (the interrupted attempt was never sent)", n)
 		}
 
 		f.status = http.StatusOK
@@ -197,8 +204,45 @@ func TestInterruptedLastAttemptFails(t *testing.T) {
 			t.Fatal("no attempt after the redelivery")
 		}
 		got = f.delivery(t)
-		if got.Status != StatusSucceeded || len(got.Attempts) != 3 || got.Attempts[2].Number != 3 || !got.Attempts[2].Success {
+		if got.Status != StatusSucceeded || len(got.Attempts) != 4 || got.Attempts[3].Number != 4 || !got.Attempts[3].Success {
 			t.Fatalf("after the redelivery: %+v", got)
+		}
+	})
+}
+
+// Instances that keep dying with a delivery claimed never fail it: each
+// next claim records one more interrupted attempt, none takes a step of
+// the schedule, and the first instance to live makes the real attempt.
+func TestInterruptedCrashLoopNotFailed(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		d := f.dispatcher(t, time.Hour) // two attempts in all
+		f.claimOne(t, d)
+		for i := range 3 {
+			f.clk.Advance(d.cfg.Lease + time.Second)
+			a := f.claimOne(t, d)
+			if a.interrupted == nil {
+				t.Fatalf("claim %d: no interrupted attempt found", i+2)
+			}
+			if held, err := d.recordInterrupted(f.sys, a.dl, *a.interrupted); err != nil || !held {
+				t.Fatalf("claim %d: recording the interrupted attempt: %v, %v", i+2, held, err)
+			}
+			// and this instance dies too, before its attempt
+		}
+		got := f.delivery(t)
+		if got.Status != StatusPending || got.AttemptCount != 3 || len(got.Attempts) != 3 {
+			t.Fatalf("after a crash loop: %+v", got)
+		}
+		if row, err := f.db.Reader().WebhookDelivery.Get(f.sys, got.ID); err != nil || row.RunAttempts != 0 {
+			t.Fatalf("schedule steps taken by interrupted attempts: %+v, %v", row, err)
+		}
+		f.clk.Advance(d.cfg.Lease + time.Second)
+		if !f.attemptAndRecord(t, d, f.claimOne(t, d)) {
+			t.Fatal("no real attempt after the crash loop")
+		}
+		got = f.delivery(t)
+		if got.Status != StatusSucceeded || len(got.Attempts) != 5 || !got.Attempts[4].Success || len(f.received()) != 1 {
+			t.Fatalf("after the crash loop: %+v, %d requests", got, len(f.received()))
 		}
 	})
 }
