@@ -38,7 +38,9 @@ func (d *Dispatcher) advance(ctx context.Context, c *ent.Client, dl *ent.Webhook
 		return err
 	}
 	if k == 0 {
-		// Redelivered meanwhile: count the attempt, leave the new run.
+		// Redelivered meanwhile, or the lease ran out before this record:
+		// count the attempt, leave the new run (recordPostgresSQL's
+		// comment says which number it may share).
 		if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID)).
 			AddAttempts(1).Save(ctx); err != nil {
 			return err
