@@ -106,16 +106,37 @@ func (d *Dispatcher) recordInterrupted(ctx context.Context, dl *ent.WebhookDeliv
 	return true, nil
 }
 
-// unmark clears the mark of a claimed delivery that is left to its lease
-// without an attempt, so that the next claim does not take it for an
-// interrupted one.
-func (d *Dispatcher) unmark(ctx context.Context, dl *ent.WebhookDelivery) {
-	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+// leave is the request, for the recorders, to clear the mark of dl, a
+// claimed delivery left to its lease without an attempt, so that the next
+// claim does not take it for an interrupted one. Through the recorders,
+// the marks of many such deliveries (a queue that waited too long, under
+// overload) are cleared with one update instead of a transaction each.
+func leave(dl *ent.WebhookDelivery, done func(error)) recordReq {
+	return recordReq{dl: dl, unmark: true, done: done}
+}
+
+// unmarkDone is the done of leave's request: it logs a failure and
+// finishes the delivery.
+func (d *Dispatcher) unmarkDone(dl *ent.WebhookDelivery, finish func()) func(error) {
+	return func(err error) {
+		if err != nil {
+			d.cfg.Log.Warn("webhook delivery: clearing its attempt mark failed", "delivery", dl.ID, "err", err)
+		}
+		finish()
+	}
+}
+
+// unmarkAll clears, with one update, the marks of the deliveries of batch
+// (leave's requests) this instance still holds. Any interrupted attempt
+// they were found with is recorded by then: the mark left is their claim's.
+func (d *Dispatcher) unmarkAll(ctx context.Context, batch []recordReq) error {
+	ids := make([]string, len(batch))
+	for i, r := range batch {
+		ids[i] = r.dl.ID
+	}
+	return d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		return tx.Client().WebhookDelivery.Update().
-			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.InflightAttempt(dl.Attempts+1)).
+			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
 			ClearInflightAttempt().ClearInflightStartedAt().Exec(ctx)
 	})
-	if err != nil {
-		d.cfg.Log.Warn("webhook delivery: clearing its attempt mark failed", "delivery", dl.ID, "err", err)
-	}
 }

@@ -86,10 +86,13 @@ func (f *interruptFixture) attemptAndRecord(t *testing.T, d *Dispatcher, a claim
 	d.attempt(f.sys, a, records, func() {})
 	select {
 	case r := <-records:
-		if err := d.recordAll(f.sys, []recordReq{r}); err != nil {
+		var err error
+		r.done = func(e error) { err = e }
+		d.recordWaiting(f.sys, []recordReq{r})
+		if err != nil {
 			t.Fatal(err)
 		}
-		return true
+		return !r.unmark
 	default:
 		return false
 	}
@@ -290,6 +293,80 @@ func TestUnattemptedClaimNotInterrupted(t *testing.T) {
 		expectFresh("after a stale mark")
 		if n := len(f.received()); n != 0 {
 			t.Fatalf("the receiver got %d requests", n)
+		}
+	})
+}
+
+// Claims left to their lease without an attempt (a queue that waited too
+// long) have their marks cleared by the recorders, in one update beside
+// the outcomes of the batch: no attempt is recorded for them, their leases
+// stay, and the next claim does not take them for interrupted attempts.
+func TestLeftClaimsUnmarkedInABatch(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		for range 2 { // three endpoints: three deliveries of the event
+			ep := "http://127.0.0.1:1/left" // never sent
+			if _, err := f.svc.Create(f.ctx, nil, CreateInput{URL: &ep}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := f.dispatcher(t, time.Hour)
+		claimed, err := d.claim(f.sys, 10)
+		if err != nil || len(claimed) != 3 {
+			t.Fatalf("claim: %d, %v", len(claimed), err)
+		}
+		var batch []recordReq
+		var sent *ent.WebhookDelivery
+		for _, a := range claimed {
+			if a.ep.URL != "http://127.0.0.1:1/left" {
+				records := make(chan recordReq, 1)
+				d.attempt(f.sys, a, records, func() {})
+				batch = append(batch, <-records)
+				sent = a.dl
+				continue
+			}
+			batch = append(batch, leave(a.dl, nil))
+		}
+		errs := 0
+		for i := range batch {
+			batch[i].done = func(err error) {
+				if err != nil {
+					errs++
+				}
+			}
+		}
+		d.recordWaiting(f.sys, batch)
+		if errs != 0 || sent == nil {
+			t.Fatalf("%d errors, sent %v", errs, sent)
+		}
+		rows, err := f.db.Reader().WebhookDelivery.Query().All(f.sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if row.ID == sent.ID {
+				if row.Status != StatusSucceeded || row.Attempts != 1 {
+					t.Fatalf("the attempted delivery: %+v", row)
+				}
+				continue
+			}
+			if row.InflightAttempt != nil || row.InflightStartedAt != nil || row.Attempts != 0 ||
+				row.LeaseOwner == nil || *row.LeaseOwner != d.owner {
+				t.Fatalf("a left delivery: %+v", row)
+			}
+		}
+		if n, err := f.db.Reader().WebhookAttempt.Query().Count(f.sys); err != nil || n != 1 {
+			t.Fatalf("%d attempts recorded, %v", n, err)
+		}
+		f.clk.Advance(d.cfg.Lease + time.Second)
+		again, err := d.claim(f.sys, 10)
+		if err != nil || len(again) != 2 {
+			t.Fatalf("claim after the leases ran out: %d, %v", len(again), err)
+		}
+		for _, a := range again {
+			if a.interrupted != nil {
+				t.Fatalf("a left claim taken for an interrupted attempt: %+v", a.dl)
+			}
 		}
 	})
 }

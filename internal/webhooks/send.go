@@ -189,13 +189,15 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		return
 	case ev == nil:
 		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
-		d.unmark(ctx, dl)
+		recorded = true
+		records <- leave(dl, d.unmarkDone(dl, finish))
 		return // the lease runs out and the attempt is made again
 	case dl.LeaseUntil != nil && d.clock.Now().Add(d.cfg.Timeout).After(*dl.LeaseUntil):
 		// It waited too long in the queue: the attempt could outlast the
 		// lease and run beside another instance's. The lease runs out and
 		// the attempt is made then.
-		d.unmark(ctx, dl)
+		recorded = true
+		records <- leave(dl, d.unmarkDone(dl, finish))
 		return
 	}
 	out := d.tracedSend(ctx, dl, ep, ev)
