@@ -2952,9 +2952,12 @@ type WebhookAttempt {
   otherwise one word, connection_refused, timeout, tls_error, dns_error,
   refused_address (not a public internet address) or connection_error; or
   interrupted: the instance making the attempt stopped before recording its
-  outcome (the receiver may have got the request; startedAt is when the
-  attempt was taken on), recorded when the delivery is next taken on, as a
-  failed attempt of the retry schedule.
+  outcome (startedAt is when the attempt was taken on), recorded when the
+  delivery is next taken on. The receiver may have got the request, or
+  may never have: a delivery taken on is marked before it is sent. An
+  interrupted attempt takes no step of the retry schedule and never fails
+  the delivery: a real attempt follows it at once, without the schedule's
+  delay.
   """
   error: String
   "The start of the receiver's answer (at most 1 KiB)."

@@ -27,9 +27,10 @@ const (
 	// reset or closed without an answer, the answer was not HTTP, ...).
 	FailureConnection = "connection_error"
 	// FailureInterrupted: the instance making the attempt stopped (a
-	// crash, a kill) before recording its outcome; the receiver may have
-	// got the request. Not a class of ClassifyFailure: the instance that
-	// takes the delivery over records it.
+	// crash, a kill) before recording its outcome; the receiver may or may
+	// not have got the request (a delivery is marked before it is sent).
+	// Not a class of ClassifyFailure: the instance that takes the delivery
+	// over records it.
 	FailureInterrupted = "interrupted"
 )
 

@@ -243,6 +243,16 @@ func scanClaimed(rows *sql.Rows, eps map[string]*ent.WebhookEndpoint) (claimedDe
 // kept), :codes status codes, :errs errors, then the attempts' :merchants,
 // :modes, :starts, :latencies, :bodies and :oks.
 //
+// A known gap of that late path, in both databases: an attempt recorded after
+// its lease ran out and another instance claimed the delivery keeps the
+// number it was claimed with, so it can share it with an attempt the other
+// instance records: the interrupted attempt that instance found (this very
+// attempt, seen from outside), or, when this record lands before that
+// claim's own, its real attempt. Only a lease outlived by its recording
+// (a recorder or database stalled for about a minute) leads there. Both
+// orders would need guarding (replacing the interrupted row, and the
+// claimer reading the count again before it records), so it is left as is.
+//
 // It is sent unprepared (store.Unprepared), so it is planned at each use
 // with the real number of deliveries and the table's current size.
 // Prepared (one text for every batch), it kept the plan made while the

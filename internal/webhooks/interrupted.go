@@ -62,30 +62,30 @@ func interruptedAt(dl *ent.WebhookDelivery, now time.Time) *time.Time {
 }
 
 // recordInterrupted records the interrupted attempt of a delivery this
-// instance has just claimed, at, as a failed attempt without an answer,
-// numbered before the attempt about to be made, and counted in the retry
-// schedule; the delivery's mark moves on to that next attempt. When it was
-// the schedule's last attempt, the delivery fails and no attempt follows:
-// it reports false, as it does when the lease was lost meanwhile.
+// instance has just claimed, at, as an attempt without an answer, numbered
+// before the attempt about to be made; the delivery's mark moves on to that
+// next attempt. It reports false when the lease was lost meanwhile.
+//
+// An interrupted attempt may never have reached the receiver: a delivery
+// is marked when it is claimed, and claims run ahead of the senders, so
+// one still queued when its instance died is taken for interrupted too. It
+// therefore counts in the delivery's attempts but takes no step of the
+// retry schedule, and never fails the delivery: the attempt that follows,
+// made at once (the lease running out was the wait), is a real one in the
+// schedule step the interrupted attempt was in.
 func (d *Dispatcher) recordInterrupted(ctx context.Context, dl *ent.WebhookDelivery, at time.Time) (bool, error) {
 	now := d.clock.Now()
-	number, run := dl.Attempts+1, dl.RunAttempts+1
-	_, more := hookwire.NextAttempt(d.cfg.Schedule, run, nil)
+	number := dl.Attempts + 1
 	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		c := tx.Client()
 		if err := insertAttempts(ctx, d.db, c, []recordReq{{dl: dl, out: outcome{started: at, err: Interrupted}}}); err != nil {
 			return err
 		}
-		upd := c.WebhookDelivery.Update().
+		k, err := c.WebhookDelivery.Update().
 			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.InflightAttempt(number)).
-			SetAttempts(number).SetRunAttempts(run).ClearLastStatusCode().SetLastError(Interrupted).SetUpdatedAt(now)
-		if more {
-			upd.SetInflightAttempt(number + 1).SetInflightStartedAt(now)
-		} else {
-			upd.SetStatus(StatusFailed).SetCompletedAt(now).ClearNextAttemptAt().
-				ClearLeaseOwner().ClearLeaseUntil().ClearInflightAttempt().ClearInflightStartedAt()
-		}
-		k, err := upd.Save(ctx)
+			SetAttempts(number).ClearLastStatusCode().SetLastError(Interrupted).SetUpdatedAt(now).
+			SetInflightAttempt(number + 1).SetInflightStartedAt(now).
+			Save(ctx)
 		if err == nil && k == 0 {
 			err = errMoved
 		}
@@ -100,22 +100,43 @@ func (d *Dispatcher) recordInterrupted(ctx context.Context, dl *ent.WebhookDeliv
 	if d.cfg.Observe != nil {
 		d.cfg.Observe(0, Interrupted, 0)
 	}
-	dl.Attempts, dl.RunAttempts = number, run
+	dl.Attempts = number
 	next := number + 1
 	dl.InflightAttempt, dl.InflightStartedAt = &next, &now
-	return more, nil
+	return true, nil
 }
 
-// unmark clears the mark of a claimed delivery that is left to its lease
-// without an attempt, so that the next claim does not take it for an
-// interrupted one.
-func (d *Dispatcher) unmark(ctx context.Context, dl *ent.WebhookDelivery) {
-	err := d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
+// leave is the request, for the recorders, to clear the mark of dl, a
+// claimed delivery left to its lease without an attempt, so that the next
+// claim does not take it for an interrupted one. Through the recorders,
+// the marks of many such deliveries (a queue that waited too long, under
+// overload) are cleared with one update instead of a transaction each.
+func leave(dl *ent.WebhookDelivery, done func(error)) recordReq {
+	return recordReq{dl: dl, unmark: true, done: done}
+}
+
+// unmarkDone is the done of leave's request: it logs a failure and
+// finishes the delivery.
+func (d *Dispatcher) unmarkDone(dl *ent.WebhookDelivery, finish func()) func(error) {
+	return func(err error) {
+		if err != nil {
+			d.cfg.Log.Warn("webhook delivery: clearing its attempt mark failed", "delivery", dl.ID, "err", err)
+		}
+		finish()
+	}
+}
+
+// unmarkAll clears, with one update, the marks of the deliveries of batch
+// (leave's requests) this instance still holds. Any interrupted attempt
+// they were found with is recorded by then: the mark left is their claim's.
+func (d *Dispatcher) unmarkAll(ctx context.Context, batch []recordReq) error {
+	ids := make([]string, len(batch))
+	for i, r := range batch {
+		ids[i] = r.dl.ID
+	}
+	return d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		return tx.Client().WebhookDelivery.Update().
-			Where(webhookdelivery.ID(dl.ID), webhookdelivery.LeaseOwner(d.owner), webhookdelivery.InflightAttempt(dl.Attempts+1)).
+			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
 			ClearInflightAttempt().ClearInflightStartedAt().Exec(ctx)
 	})
-	if err != nil {
-		d.cfg.Log.Warn("webhook delivery: clearing its attempt mark failed", "delivery", dl.ID, "err", err)
-	}
 }

@@ -86,10 +86,13 @@ func (f *interruptFixture) attemptAndRecord(t *testing.T, d *Dispatcher, a claim
 	d.attempt(f.sys, a, records, func() {})
 	select {
 	case r := <-records:
-		if err := d.recordAll(f.sys, []recordReq{r}); err != nil {
+		var err error
+		r.done = func(e error) { err = e }
+		d.recordWaiting(f.sys, []recordReq{r})
+		if err != nil {
 			t.Fatal(err)
 		}
-		return true
+		return !r.unmark
 	default:
 		return false
 	}
@@ -157,36 +160,43 @@ func TestInterruptedAttemptRecorded(t *testing.T) {
 	})
 }
 
-// An interrupted attempt counts in the retry schedule: when it was the
-// schedule's last, the delivery fails with it and no further attempt is
-// made. A redelivery on demand then sends it again, numbered on.
-func TestInterruptedLastAttemptFails(t *testing.T) {
+// An interrupted attempt may never have reached the receiver (a claim
+// still queued when its instance died is taken for one), so it takes no
+// step of the retry schedule and never fails the delivery: when the
+// schedule's last attempt is interrupted, a real attempt follows at once,
+// without the schedule's delay, and only its outcome fails the delivery. A
+// redelivery on demand then sends it again, numbered on.
+func TestInterruptedLastAttemptRetried(t *testing.T) {
 	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		f := newInterruptFixture(t, url)
 		f.status = http.StatusServiceUnavailable
-		dead := f.dispatcher(t, time.Second) // two attempts in all
+		dead := f.dispatcher(t, time.Hour) // two attempts in all
 		if !f.attemptAndRecord(t, dead, f.claimOne(t, dead)) {
 			t.Fatal("no first attempt")
 		}
-		f.clk.Advance(2 * time.Second)
-		a := f.claimOne(t, dead)
-		_ = dead.send(f.sys, a.dl, a.ep, a.ev) // the second attempt, never recorded
+		f.clk.Advance(time.Hour)
+		f.claimOne(t, dead) // the last attempt's claim, still queued when the instance dies
 
 		f.clk.Advance(dead.cfg.Lease + time.Second)
-		next := f.dispatcher(t, time.Second)
-		if f.attemptAndRecord(t, next, f.claimOne(t, next)) {
-			t.Fatal("an attempt past the schedule")
+		next := f.dispatcher(t, time.Hour)
+		if !f.attemptAndRecord(t, next, f.claimOne(t, next)) {
+			t.Fatal("no real attempt after the interrupted last one")
 		}
 		got := f.delivery(t)
 		if got.Status != StatusFailed || got.CompletedAt == nil || got.NextAttemptAt != nil ||
-			got.AttemptCount != 2 || len(got.Attempts) != 2 || got.LastError == nil || *got.LastError != Interrupted {
+			got.AttemptCount != 3 || len(got.Attempts) != 3 || got.LastError == nil || *got.LastError != "HTTP 503" {
 			t.Fatalf("delivery: %+v", got)
 		}
-		if e := got.Attempts[1].Error; got.Attempts[0].Number != 1 || got.Attempts[1].Number != 2 || e == nil || *e != Interrupted {
+		for i, at := range got.Attempts {
+			if at.Number != i+1 || at.Error == nil {
+				t.Fatalf("attempts: %+v", got.Attempts)
+			}
+		}
+		if e := *got.Attempts[1].Error; e != Interrupted || *got.Attempts[2].Error != "HTTP 503" {
 			t.Fatalf("attempts: %+v", got.Attempts)
 		}
 		if n := len(f.received()); n != 2 {
-			t.Fatalf("the receiver got %d requests, want 2", n)
+			t.Fatalf("the receiver got %d requests, want 2 (the interrupted attempt was never sent)", n)
 		}
 
 		f.status = http.StatusOK
@@ -197,8 +207,45 @@ func TestInterruptedLastAttemptFails(t *testing.T) {
 			t.Fatal("no attempt after the redelivery")
 		}
 		got = f.delivery(t)
-		if got.Status != StatusSucceeded || len(got.Attempts) != 3 || got.Attempts[2].Number != 3 || !got.Attempts[2].Success {
+		if got.Status != StatusSucceeded || len(got.Attempts) != 4 || got.Attempts[3].Number != 4 || !got.Attempts[3].Success {
 			t.Fatalf("after the redelivery: %+v", got)
+		}
+	})
+}
+
+// Instances that keep dying with a delivery claimed never fail it: each
+// next claim records one more interrupted attempt, none takes a step of
+// the schedule, and the first instance to live makes the real attempt.
+func TestInterruptedCrashLoopNotFailed(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		d := f.dispatcher(t, time.Hour) // two attempts in all
+		f.claimOne(t, d)
+		for i := range 3 {
+			f.clk.Advance(d.cfg.Lease + time.Second)
+			a := f.claimOne(t, d)
+			if a.interrupted == nil {
+				t.Fatalf("claim %d: no interrupted attempt found", i+2)
+			}
+			if held, err := d.recordInterrupted(f.sys, a.dl, *a.interrupted); err != nil || !held {
+				t.Fatalf("claim %d: recording the interrupted attempt: %v, %v", i+2, held, err)
+			}
+			// and this instance dies too, before its attempt
+		}
+		got := f.delivery(t)
+		if got.Status != StatusPending || got.AttemptCount != 3 || len(got.Attempts) != 3 {
+			t.Fatalf("after a crash loop: %+v", got)
+		}
+		if row, err := f.db.Reader().WebhookDelivery.Get(f.sys, got.ID); err != nil || row.RunAttempts != 0 {
+			t.Fatalf("schedule steps taken by interrupted attempts: %+v, %v", row, err)
+		}
+		f.clk.Advance(d.cfg.Lease + time.Second)
+		if !f.attemptAndRecord(t, d, f.claimOne(t, d)) {
+			t.Fatal("no real attempt after the crash loop")
+		}
+		got = f.delivery(t)
+		if got.Status != StatusSucceeded || len(got.Attempts) != 5 || !got.Attempts[4].Success || len(f.received()) != 1 {
+			t.Fatalf("after the crash loop: %+v, %d requests", got, len(f.received()))
 		}
 	})
 }
@@ -246,6 +293,80 @@ func TestUnattemptedClaimNotInterrupted(t *testing.T) {
 		expectFresh("after a stale mark")
 		if n := len(f.received()); n != 0 {
 			t.Fatalf("the receiver got %d requests", n)
+		}
+	})
+}
+
+// Claims left to their lease without an attempt (a queue that waited too
+// long) have their marks cleared by the recorders, in one update beside
+// the outcomes of the batch: no attempt is recorded for them, their leases
+// stay, and the next claim does not take them for interrupted attempts.
+func TestLeftClaimsUnmarkedInABatch(t *testing.T) {
+	testdb.EachMigrated(t, func(t *testing.T, url string) {
+		f := newInterruptFixture(t, url)
+		for range 2 { // three endpoints: three deliveries of the event
+			ep := "http://127.0.0.1:1/left" // never sent
+			if _, err := f.svc.Create(f.ctx, nil, CreateInput{URL: &ep}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := f.dispatcher(t, time.Hour)
+		claimed, err := d.claim(f.sys, 10)
+		if err != nil || len(claimed) != 3 {
+			t.Fatalf("claim: %d, %v", len(claimed), err)
+		}
+		var batch []recordReq
+		var sent *ent.WebhookDelivery
+		for _, a := range claimed {
+			if a.ep.URL != "http://127.0.0.1:1/left" {
+				records := make(chan recordReq, 1)
+				d.attempt(f.sys, a, records, func() {})
+				batch = append(batch, <-records)
+				sent = a.dl
+				continue
+			}
+			batch = append(batch, leave(a.dl, nil))
+		}
+		errs := 0
+		for i := range batch {
+			batch[i].done = func(err error) {
+				if err != nil {
+					errs++
+				}
+			}
+		}
+		d.recordWaiting(f.sys, batch)
+		if errs != 0 || sent == nil {
+			t.Fatalf("%d errors, sent %v", errs, sent)
+		}
+		rows, err := f.db.Reader().WebhookDelivery.Query().All(f.sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if row.ID == sent.ID {
+				if row.Status != StatusSucceeded || row.Attempts != 1 {
+					t.Fatalf("the attempted delivery: %+v", row)
+				}
+				continue
+			}
+			if row.InflightAttempt != nil || row.InflightStartedAt != nil || row.Attempts != 0 ||
+				row.LeaseOwner == nil || *row.LeaseOwner != d.owner {
+				t.Fatalf("a left delivery: %+v", row)
+			}
+		}
+		if n, err := f.db.Reader().WebhookAttempt.Query().Count(f.sys); err != nil || n != 1 {
+			t.Fatalf("%d attempts recorded, %v", n, err)
+		}
+		f.clk.Advance(d.cfg.Lease + time.Second)
+		again, err := d.claim(f.sys, 10)
+		if err != nil || len(again) != 2 {
+			t.Fatalf("claim after the leases ran out: %d, %v", len(again), err)
+		}
+		for _, a := range again {
+			if a.interrupted != nil {
+				t.Fatalf("a left claim taken for an interrupted attempt: %+v", a.dl)
+			}
 		}
 	})
 }

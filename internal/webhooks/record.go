@@ -38,7 +38,9 @@ func (d *Dispatcher) advance(ctx context.Context, c *ent.Client, dl *ent.Webhook
 		return err
 	}
 	if k == 0 {
-		// Redelivered meanwhile: count the attempt, leave the new run.
+		// Redelivered meanwhile, or the lease ran out before this record:
+		// count the attempt, leave the new run (recordPostgresSQL's
+		// comment says which number it may share).
 		if _, err := c.WebhookDelivery.Update().Where(webhookdelivery.ID(dl.ID)).
 			AddAttempts(1).Save(ctx); err != nil {
 			return err
@@ -185,6 +187,9 @@ type recordReq struct {
 	dl  *ent.WebhookDelivery
 	ep  *ent.WebhookEndpoint
 	out outcome
+	// unmark: no attempt was made, only the delivery's mark is cleared
+	// (see leave).
+	unmark bool
 	// done is told the recording's result.
 	done func(error)
 }
@@ -208,14 +213,38 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recordReq) {
 				break more
 			}
 		}
-		err := d.recordAll(ctx, batch)
-		for _, r := range batch {
-			if err != nil && len(batch) > 1 {
-				r.done(d.record(ctx, r.dl, r.ep, r.out))
-				continue
-			}
+		d.recordWaiting(ctx, batch)
+	}
+}
+
+// recordWaiting records a recorder's batch and tells each request its
+// result: the marks to clear with one update (unmarkAll), the outcomes in
+// one transaction (recordAll), or each on its own should that fail.
+func (d *Dispatcher) recordWaiting(ctx context.Context, batch []recordReq) {
+	var outcomes, unmarks []recordReq
+	for _, r := range batch {
+		if r.unmark {
+			unmarks = append(unmarks, r)
+		} else {
+			outcomes = append(outcomes, r)
+		}
+	}
+	if len(unmarks) > 0 {
+		err := d.unmarkAll(ctx, unmarks)
+		for _, r := range unmarks {
 			r.done(err)
 		}
+	}
+	if len(outcomes) == 0 {
+		return
+	}
+	err := d.recordAll(ctx, outcomes)
+	for _, r := range outcomes {
+		if err != nil && len(outcomes) > 1 {
+			r.done(d.record(ctx, r.dl, r.ep, r.out))
+			continue
+		}
+		r.done(err)
 	}
 }
 

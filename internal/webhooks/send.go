@@ -155,7 +155,8 @@ func Body(ev *ent.Event) []byte {
 // attempt makes one attempt of a claimed delivery and hands its outcome to
 // the recorders, without waiting for it to be recorded; finish runs once
 // the delivery is done with (recorded, abandoned or left to its lease).
-// An attempt the claim found interrupted is recorded first.
+// An attempt the claim found interrupted is recorded first, and a real
+// attempt follows it at once.
 func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records chan<- recordReq, finish func()) {
 	dl, ep, ev := a.dl, a.ep, a.ev
 	if ev == nil && dl.EventType == PingEvent {
@@ -168,15 +169,15 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		}
 	}()
 	if a.interrupted != nil {
-		more, err := d.recordInterrupted(ctx, dl, *a.interrupted)
+		held, err := d.recordInterrupted(ctx, dl, *a.interrupted)
 		if err != nil {
 			// The mark stays: the lease runs out and the next claim
 			// records the interrupted attempt.
 			d.cfg.Log.Error("webhook delivery: recording an interrupted attempt failed", "delivery", dl.ID, "err", err)
 			return
 		}
-		if !more {
-			return // failed with it, or another instance holds it now
+		if !held {
+			return // another instance holds it now
 		}
 	}
 	switch {
@@ -188,13 +189,15 @@ func (d *Dispatcher) attempt(ctx context.Context, a claimedDelivery, records cha
 		return
 	case ev == nil:
 		d.cfg.Log.Warn("webhook delivery: its event was not found", "delivery", dl.ID, "event", dl.EventID)
-		d.unmark(ctx, dl)
+		recorded = true
+		records <- leave(dl, d.unmarkDone(dl, finish))
 		return // the lease runs out and the attempt is made again
 	case dl.LeaseUntil != nil && d.clock.Now().Add(d.cfg.Timeout).After(*dl.LeaseUntil):
 		// It waited too long in the queue: the attempt could outlast the
 		// lease and run beside another instance's. The lease runs out and
 		// the attempt is made then.
-		d.unmark(ctx, dl)
+		recorded = true
+		records <- leave(dl, d.unmarkDone(dl, finish))
 		return
 	}
 	out := d.tracedSend(ctx, dl, ep, ev)
