@@ -2778,7 +2778,11 @@ input RefreshRateInput {
 input SwapInput {
   "A swap quote from createRate."
   rateReference: String!
-  "Your reference, unique without regard to case."
+  """
+  Your reference, unique without regard to case. It may not have the form
+  of the service's own references (WTH-, DEP- or SWP- followed by a UUID, in
+  any case): such a reference is refused with VALIDATION_ERROR.
+  """
   reference: String
   idempotencyKey: String
 }
@@ -3021,7 +3025,11 @@ type Query {
   me: Merchant!
   wallet(reference: String!): Wallet
   wallets(first: Int, after: String): WalletConnection!
-  "By the service's reference or the merchant's."
+  """
+  By the service's reference or the merchant's, either compared without
+  regard to case; a reference of the service's form is looked up as the
+  service's own.
+  """
   transaction(reference: String!): Transaction
   transactions(first: Int, after: String, filter: TransactionFilter): TransactionConnection!
   "One entry per supported currency."

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"merchantpay/internal/metrics"
 	"merchantpay/internal/testdb"
 	"merchantpay/server"
 	"merchantpay/server/servertest"
@@ -144,7 +145,7 @@ func TestMetricsLedgerCheck(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		zero := map[string][]string{
 			"ledger_invariant_checks_total":   {"ok", "failed", "error"},
-			"webhook_delivery_attempts_total": {"2xx", "3xx", "4xx", "5xx", "timeout", "connection_refused", "connection_error", "tls_error", "dns_error", "refused_address", "interrupted"},
+			"webhook_delivery_attempts_total": metrics.DeliveryOutcomes(),
 		}
 		label := map[string]string{"ledger_invariant_checks_total": "result", "webhook_delivery_attempts_total": "outcome"}
 		fams := scrape(t, e)

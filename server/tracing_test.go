@@ -164,7 +164,8 @@ func TestTracingCollectorDownSlowsNothing(t *testing.T) {
 // idempotency store's making; it has the same database span as a keyless
 // write: a committed "transaction" under the request's server span (and
 // over the GraphQL operation's span), and on PostgreSQL its statements
-// under it (the key's look-up among them).
+// under it (the key's look-up among them). A refused write's transaction
+// is a rollback without error status, with a key as without one.
 func TestTracesOfKeyedWrites(t *testing.T) {
 	rcv := otlptest.New(t)
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
@@ -191,13 +192,32 @@ func TestTracesOfKeyedWrites(t *testing.T) {
 		if r.JSON["errors"] != nil {
 			t.Fatalf("fundBalance: %s", r.Body)
 		}
+		// The same refusal (more than the balance) with a key and without.
+		tooMuch := func(ref string) map[string]any {
+			w := withdrawal(ref)
+			w["amount"] = 10_000_000
+			return w
+		}
+		refusedTrace, refusedParent := traceOf(4)
+		if r := e.REST(http.MethodPost, "/transactions/withdraw", m.TestSecret, tooMuch("keyed-refused-"+e.Kind),
+			"traceparent", refusedParent, "Idempotency-Key", "keyed-trace-refused"); r.Code() != "INSUFFICIENT_BALANCE" {
+			t.Fatalf("keyed refusal: %d %s", r.Status, r.Body)
+		}
+		keylessTrace, keylessParent := traceOf(5)
+		if r := e.REST(http.MethodPost, "/transactions/withdraw", m.TestSecret, tooMuch("keyless-refused-"+e.Kind),
+			"traceparent", keylessParent); r.Code() != "INSUFFICIENT_BALANCE" {
+			t.Fatalf("keyless refusal: %d %s", r.Status, r.Body)
+		}
 
 		// The transaction span of each request's trace, below its server
-		// span.
-		want := map[string]struct{ trace, server string }{
-			"keyed withdrawal":  {wdTrace, "POST /v1/merchant/public/transactions/withdraw"},
-			"keyed fund":        {fundTrace, "POST /v1/merchant/public/sandbox/balances/fund"},
-			"keyed fundBalance": {gqlTrace, "graphql mutation fundBalance"},
+		// span, with its outcome: a refusal the handler answered is rolled
+		// back, keyed or not, and is no error either way.
+		want := map[string]struct{ trace, server, outcome string }{
+			"keyed withdrawal":  {wdTrace, "POST /v1/merchant/public/transactions/withdraw", "commit"},
+			"keyed fund":        {fundTrace, "POST /v1/merchant/public/sandbox/balances/fund", "commit"},
+			"keyed fundBalance": {gqlTrace, "graphql mutation fundBalance", "commit"},
+			"keyed refusal":     {refusedTrace, "POST /v1/merchant/public/transactions/withdraw", "rollback"},
+			"keyless refusal":   {keylessTrace, "POST /v1/merchant/public/transactions/withdraw", "rollback"},
 		}
 		var spans []otlptest.Span
 		txs := map[string]otlptest.Span{}
@@ -208,7 +228,7 @@ func TestTracesOfKeyedWrites(t *testing.T) {
 			}
 			for what, w := range want {
 				for _, s := range spans {
-					if s.TraceID != w.trace || s.Name != "transaction" {
+					if s.TraceID != w.trace || s.Name != "transaction" || s.Attrs["transaction.outcome"] != w.outcome {
 						continue
 					}
 					for p, ok := byID[s.ParentSpanID]; ok; p, ok = byID[p.ParentSpanID] {
@@ -226,8 +246,11 @@ func TestTracesOfKeyedWrites(t *testing.T) {
 			return len(txs) == len(want)
 		})
 		for what, tx := range txs {
-			if tx.Attrs["db.system.name"] != system || tx.Attrs["transaction.outcome"] != "commit" {
+			if tx.Attrs["db.system.name"] != system {
 				t.Errorf("%s: transaction span attributes %v", what, tx.Attrs)
+			}
+			if tx.Status == tracepb.Status_STATUS_CODE_ERROR {
+				t.Errorf("%s: its %s transaction span has error status", what, tx.Attrs["transaction.outcome"])
 			}
 		}
 		// A mutation's GraphQL operation runs inside its transaction.
@@ -243,6 +266,9 @@ func TestTracesOfKeyedWrites(t *testing.T) {
 			return
 		}
 		for what, tx := range txs {
+			if what == "keyless refusal" {
+				continue // no key to look up
+			}
 			statements := 0
 			for _, s := range spans {
 				if s.ParentSpanID == tx.SpanID && s.Attrs["db.query.text"] != "" && s.Attrs["db.system.name"] == "postgresql" {

@@ -428,7 +428,9 @@ type Subscription struct {
 type SwapInput struct {
 	// A swap quote from createRate.
 	RateReference string `json:"rateReference"`
-	// Your reference, unique without regard to case.
+	// Your reference, unique without regard to case. It may not have the form
+	// of the service's own references (WTH-, DEP- or SWP- followed by a UUID, in
+	// any case): such a reference is refused with VALIDATION_ERROR.
 	Reference      *string `json:"reference,omitempty"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }

@@ -31,6 +31,7 @@ import (
 	"merchantpay/internal/rates"
 	"merchantpay/internal/store"
 	"merchantpay/internal/tenant"
+	"merchantpay/internal/transactions"
 	"merchantpay/internal/validate"
 )
 
@@ -46,7 +47,7 @@ const (
 	// FromParty and ToParty: a deposit comes from someone else to the merchant.
 	FromParty       = "OTHER"
 	ToParty         = "SELF"
-	ReferencePrefix = "DEP-"
+	ReferencePrefix = transactions.DepositPrefix
 	// TerminalType is the links' terminalType: the checkout is a web page.
 	TerminalType = "WEB"
 )

@@ -43,7 +43,7 @@ const (
 	// FeeBearer: the deposit fee is taken from what the merchant receives.
 	FeeBearer = "merchant"
 	// ReferencePrefix starts every deposit's service reference.
-	ReferencePrefix = "DEP-"
+	ReferencePrefix = transactions.DepositPrefix
 )
 
 // Statuses of a deposit: a bank transfer arrives settled, so it is never

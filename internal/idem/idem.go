@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"sync/atomic"
@@ -230,6 +231,16 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 		return Response{}, false, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after commit
+	defer func() {
+		// Runs before the rollback above, which ends the span.
+		if r := recover(); r != nil {
+			s.db.Failed(txCtx, fmt.Errorf("idem: panic in handler: %v", r))
+			panic(r)
+		}
+		if err != nil {
+			s.failedIfError(txCtx, apperr.KindOf(err).Status(), err)
+		}
+	}()
 	if s.db.IsPostgres() {
 		// Another instance may be running the same key: its advisory lock
 		// stays held until it commits.
@@ -246,6 +257,7 @@ func (s *Store) once(ctx context.Context, req Request, slot string, h Handler) (
 	}
 	resp, commit := h(txCtx, tx)
 	if !commit {
+		s.failedIfError(txCtx, resp.Status, nil)
 		if err := tx.Rollback(); err != nil {
 			return Response{}, false, store.Classify(err)
 		}
@@ -314,17 +326,30 @@ func (s *Store) run(ctx context.Context, h Handler) (Response, error) {
 		var commit bool
 		resp, commit = h(ctx, tx)
 		if !commit {
-			return errRollback
+			s.failedIfError(ctx, resp.Status, nil)
+			return store.ErrRollback
 		}
 		return nil
 	})
-	if err == errRollback {
+	if errors.Is(err, store.ErrRollback) {
 		err = nil
 	}
 	return resp, err
 }
 
-var errRollback = apperr.New(apperr.Internal, "rollback")
+// failedIfError applies one rule to the rollback of a write's transaction,
+// keyed or not: a refusal answered below 500 is the handler's choice, and
+// its transaction's span stays unmarked; a status of 500 or more is an
+// error, and marks it failed (with err, or the status when err is nil).
+func (s *Store) failedIfError(txCtx context.Context, status int, err error) {
+	if status < 500 {
+		return
+	}
+	if err == nil {
+		err = fmt.Errorf("idem: the handler answered %d", status)
+	}
+	s.db.Failed(txCtx, err)
+}
 
 func (s *Store) claim(slot string) bool {
 	s.mu.Lock()

@@ -103,9 +103,15 @@ func (m *Metrics) zeroAlerted() {
 	for _, r := range []string{LedgerOK, LedgerFailed, LedgerError} {
 		m.ledgerChecks.WithLabelValues(r)
 	}
-	for _, o := range append(append([]string(nil), deliveryOutcomes...), hookwire.Failures...) {
+	for _, o := range DeliveryOutcomes() {
 		m.deliveries.WithLabelValues(o)
 	}
+}
+
+// DeliveryOutcomes are every value of webhook_delivery_attempts_total's
+// outcome label: the status classes, error, and hookwire's failures.
+func DeliveryOutcomes() []string {
+	return append(append([]string(nil), deliveryOutcomes...), hookwire.Failures...)
 }
 
 // Begin counts a request in flight; the function it returns ends it.

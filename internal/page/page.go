@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"merchantpay/internal/apperr"
+	"merchantpay/internal/validate"
 )
 
 // MaxLimit is the largest page.
@@ -34,24 +35,9 @@ func (c Cursor) Encode() string {
 // service, and is refused before it reaches a query.
 type IDForm func(id string) bool
 
-// UUID is the form of ids that are UUIDs as the service writes them: 36
-// characters, lower-case hexadecimal digits grouped 8-4-4-4-12.
-func UUID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// UUID is the form of ids that are UUIDs as the service writes them
+// (validate.UUID).
+func UUID(id string) bool { return validate.UUID(id) }
 
 // Prefixed is the form of ids made of prefix and a UUID ("we_" + UUID).
 func Prefixed(prefix string) IDForm {

@@ -164,6 +164,10 @@ func (db *DB) ClientOf(tx *ent.Tx) *ent.Client {
 // nil it begins one, runs fn in it and commits it when fn returns nil (and
 // rolls it back otherwise). fn's context does not carry the transaction:
 // fn passes tx on as an argument to whatever writes in it.
+//
+// A transaction Within began and rolls back for fn's error (or panic) is
+// marked failed in its trace, unless that error is ErrRollback: a rollback
+// fn chose (a refusal it answered) is no failure.
 func (db *DB) Within(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx *ent.Tx) error) error {
 	if tx != nil {
 		return fn(ctx, tx)
@@ -172,8 +176,10 @@ func (db *DB) Within(ctx context.Context, tx *ent.Tx, fn func(ctx context.Contex
 	if err != nil {
 		return err
 	}
-	if err := runGuarded(ctx, tx, fn); err != nil {
-		db.tr.failed(ctx, err)
+	if err := db.runGuarded(ctx, tx, fn); err != nil {
+		if !errors.Is(err, ErrRollback) {
+			db.tr.failed(ctx, err)
+		}
 		_ = tx.Rollback()
 		return err
 	}
@@ -183,15 +189,29 @@ func (db *DB) Within(ctx context.Context, tx *ent.Tx, fn func(ctx context.Contex
 	return nil
 }
 
-func runGuarded(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx *ent.Tx) error) (err error) {
+// ErrRollback is returned by a function Within runs to have its
+// transaction rolled back by choice rather than for a failure (a request
+// refused with an answer below 500); Within returns it as it is.
+var ErrRollback = apperr.New(apperr.Internal, "store: rolled back by choice")
+
+// runGuarded runs fn; should it panic, the transaction is marked failed
+// and rolled back (ending its span and freeing its connection) before the
+// panic goes on.
+func (db *DB) runGuarded(ctx context.Context, tx *ent.Tx, fn func(ctx context.Context, tx *ent.Tx) error) error {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("store: panic in transaction: %v", r)
+			db.tr.failed(ctx, fmt.Errorf("store: panic in transaction: %v", r))
+			_ = tx.Rollback()
 			panic(r)
 		}
 	}()
 	return fn(ctx, tx)
 }
+
+// Failed marks the transaction whose context is ctx (from Begin) failed
+// with err in its trace: for a caller that rolls a transaction back
+// itself, when the cause is an error rather than a refusal it chose.
+func (db *DB) Failed(ctx context.Context, err error) { db.tr.failed(ctx, err) }
 
 // Begin starts a transaction; the caller commits or rolls back, and runs
 // the transaction's statements with the context returned: it carries the

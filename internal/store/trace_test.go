@@ -10,12 +10,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"merchantpay/ent"
+	"merchantpay/internal/store"
 	"merchantpay/internal/testdb"
 )
 
 // Every transaction has one "transaction" span under the caller's, whoever
 // opens it (Within, Begin, Snapshot), ended once at its commit or rollback
-// with which of the two it was; a rollback for an error is marked failed.
+// with which of the two it was; a rollback for an error or a panic is
+// marked failed, one the function chose (ErrRollback) is not.
 func TestTransactionSpans(t *testing.T) {
 	testdb.EachMigrated(t, func(t *testing.T, url string) {
 		db := testdb.Open(t, url)
@@ -44,6 +46,15 @@ func TestTransactionSpans(t *testing.T) {
 		}
 		_ = tx.Rollback()
 		_ = db.Snapshot(root, func(context.Context, *ent.Tx) error { return nil })
+		// A rollback fn chooses is no failure; a panic is one, and its
+		// transaction still ends.
+		if err := db.Within(root, nil, func(context.Context, *ent.Tx) error { return store.ErrRollback }); !errors.Is(err, store.ErrRollback) {
+			t.Errorf("Within returned %v for ErrRollback", err)
+		}
+		func() {
+			defer func() { _ = recover() }()
+			_ = db.Within(root, nil, func(context.Context, *ent.Tx) error { panic("broke") })
+		}()
 		parent.End()
 
 		type got struct {
@@ -66,7 +77,8 @@ func TestTransactionSpans(t *testing.T) {
 			}
 			spans = append(spans, g)
 		}
-		want := []got{{"commit", false}, {"rollback", true}, {"commit", false}, {"rollback", false}, {"rollback", false}}
+		want := []got{{"commit", false}, {"rollback", true}, {"commit", false}, {"rollback", false}, {"rollback", false},
+			{"rollback", false}, {"rollback", true}}
 		if len(spans) != len(want) {
 			t.Fatalf("transaction spans %+v, want %+v", spans, want)
 		}

@@ -49,7 +49,7 @@ const (
 	// FeeBearer: the quote's fee is taken from what the merchant receives.
 	FeeBearer = "merchant"
 	// ReferencePrefix starts every swap's service reference.
-	ReferencePrefix = "SWP-"
+	ReferencePrefix = transactions.SwapPrefix
 )
 
 // Statuses of a swap. Once accepted a swap cannot fail: the FX account is

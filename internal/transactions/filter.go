@@ -3,6 +3,7 @@ package transactions
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"merchantpay/ent/predicate"
 	"merchantpay/ent/transaction"
@@ -57,7 +58,7 @@ func (f Filter) Validate(names FilterFields, errs *apperr.Fields) {
 	if f.CreatedFrom != nil && f.CreatedTo != nil && !f.CreatedFrom.Before(*f.CreatedTo) {
 		errs.Add(names.CreatedTo, "must be after %s", names.CreatedFrom)
 	}
-	if f.Search != nil && (*f.Search == "" || len(*f.Search) > 200) {
+	if f.Search != nil && (*f.Search == "" || utf8.RuneCountInString(*f.Search) > 200) {
 		errs.Add(names.Search, "must be 1 to 200 characters")
 	}
 }

@@ -3,13 +3,20 @@ package transactions
 import (
 	"strings"
 
-	"merchantpay/internal/page"
 	"merchantpay/internal/validate"
 )
 
-// ServicePrefixes begin the service's own references: a withdrawal's,
-// a deposit's and a swap's, each followed by the transaction's UUID.
-var ServicePrefixes = []string{"WTH-", "DEP-", "SWP-"}
+// The prefixes of the service's own references, each followed by the
+// transaction's UUID: the packages that write references use these, so
+// that ServiceReference knows every one.
+const (
+	WithdrawalPrefix = "WTH-"
+	DepositPrefix    = "DEP-" // a crypto-pay deposit's too
+	SwapPrefix       = "SWP-"
+)
+
+// ServicePrefixes are the prefixes of the service's own references.
+var ServicePrefixes = []string{WithdrawalPrefix, DepositPrefix, SwapPrefix}
 
 // ServiceReference reports whether ref has the form of a service reference,
 // in any case, and returns it as the service writes it: the prefix in upper
@@ -19,11 +26,17 @@ func ServiceReference(ref string) (string, bool) {
 		return ref, false
 	}
 	for _, p := range ServicePrefixes {
-		if strings.EqualFold(ref[:4], p) {
-			if id := strings.ToLower(ref[4:]); page.UUID(id) {
-				return p + id, true
-			}
+		if !strings.EqualFold(ref[:4], p) {
+			continue
 		}
+		id := strings.ToLower(ref[4:]) // ref[4:] itself when already lower case
+		if !validate.UUID(id) {
+			return ref, false
+		}
+		if ref[:4] == p && id == ref[4:] {
+			return ref, true // already canonical: the look-up's hot path allocates nothing
+		}
+		return p + id, true
 	}
 	return ref, false
 }
@@ -45,4 +58,5 @@ func CheckMerchantReference(ref string) string {
 
 // NotServiceShaped says what a merchant reference shaped like a service
 // reference breaks.
-const NotServiceShaped = "must not have the form of the service's own references (WTH-, DEP- or SWP- followed by a UUID, in any case)"
+const NotServiceShaped = "must not have the form of the service's own references (" +
+	WithdrawalPrefix + ", " + DepositPrefix + " or " + SwapPrefix + " followed by a UUID, in any case)"

@@ -28,3 +28,16 @@ func TestServiceReference(t *testing.T) {
 		t.Error("ordinary references judged wrongly")
 	}
 }
+
+// A reference already in the service's form, which every look-up by a
+// service reference sends, is returned as it is, without allocating.
+func TestServiceReferenceCanonicalAllocatesNothing(t *testing.T) {
+	ref := DepositPrefix + "0190b5a4-7c1e-7a00-8000-00000000abcd"
+	var got string
+	if n := testing.AllocsPerRun(100, func() { got, _ = ServiceReference(ref) }); n != 0 {
+		t.Errorf("ServiceReference(%s) allocated %v times per run, want 0", ref, n)
+	}
+	if got != ref {
+		t.Errorf("ServiceReference(%s) = %s", ref, got)
+	}
+}

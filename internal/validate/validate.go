@@ -39,6 +39,25 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
+// UUID reports whether s is a UUID in the form the service writes one: 36
+// characters, lower-case hexadecimal digits grouped 8-4-4-4-12.
+func UUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Email checks an e-mail address.
 func Email(s string) string {
 	if len(s) > 254 {

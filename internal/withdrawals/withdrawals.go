@@ -41,7 +41,7 @@ const (
 	Channel         = "API"
 	FromParty       = "SELF"
 	ToParty         = "OTHER"
-	ReferencePrefix = "WTH-"
+	ReferencePrefix = transactions.WithdrawalPrefix
 )
 
 // Statuses of a withdrawal: pending until the rails settle it.

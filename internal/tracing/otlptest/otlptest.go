@@ -25,6 +25,7 @@ type Span struct {
 	SpanID       string
 	ParentSpanID string
 	Kind         tracepb.Span_SpanKind
+	Status       tracepb.Status_StatusCode // unset unless the span set one
 	Attrs        map[string]string
 	// Links are the span ids (with their trace ids) the span links to.
 	Links []Link
@@ -106,6 +107,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 			for _, s := range ss.Spans {
 				sp := Span{Name: s.Name, TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId),
 					ParentSpanID: hex.EncodeToString(s.ParentSpanId), Kind: s.Kind, Attrs: map[string]string{}}
+				sp.Status = s.GetStatus().GetCode()
 				for _, a := range s.Attributes {
 					sp.Attrs[a.Key] = attrString(a.Value)
 				}
