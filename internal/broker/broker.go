@@ -106,6 +106,9 @@ type Broker struct {
 	// low: every id ≤ low has been handed out or given up on, and every
 	// id above it will be handed out by the hub, in id order.
 	low int64
+	// late: ids given up on that are still looked for, with when each was
+	// noticed (late.go).
+	late map[int64]time.Time
 	// stopped is set when the hub ends; later subscribers are refused.
 	stopped bool
 
@@ -143,7 +146,7 @@ func New(db *store.DB, cfg Config) *Broker {
 	}
 	return &Broker{
 		db: db, cfg: cfg, ready: make(chan struct{}), nudge: make(chan struct{}, 1),
-		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]gap{},
+		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]gap{}, late: map[int64]time.Time{},
 	}
 }
 
