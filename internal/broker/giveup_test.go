@@ -82,4 +82,3 @@ func TestGivenUpIDDeliveredLate(t *testing.T) {
 	expect(t, live, sentinel)
 	quiet(t, live, 300*time.Millisecond)
 }
-

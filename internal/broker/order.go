@@ -22,13 +22,15 @@ type gap struct {
 	// inflight is the set of PostgreSQL transaction ids in flight in this
 	// database at the gap's second look (nil: not read yet). The id was
 	// drawn before the hub noticed the gap, so a transaction that can still
-	// commit it was in flight then, and it holds a transaction id by then
-	// (an event is written after the row it is about, in the statement
-	// that drew its id). Once none of the set is in flight and the id is
-	// still not visible, it never comes. Should a transaction have drawn
-	// the id without yet holding a transaction id, the id is given up too
-	// early: it is still looked for (late), and delivered out of order if
-	// it shows up.
+	// commit it was in flight then, and it almost surely holds a
+	// transaction id by the second look: the statement that draws an event
+	// id writes the event at once, and an event usually follows the row it
+	// is about. Once none of the set is in flight and the id is still not
+	// visible, it never comes. A transaction that drew the id without
+	// holding a transaction id yet (a statement with several parts, whose
+	// order PostgreSQL does not fix, may draw it before its first write) has
+	// its id given up too early: the id is still looked for (late.go) and
+	// delivered out of order if it shows up.
 	inflight map[uint32]struct{}
 }
 
