@@ -10,7 +10,11 @@
 // ready is told of every event, so it needs no goroutine either). A subscriber gets a goroutine only while it
 // replays stored events (after) or works off a backlog because it reads
 // slower than events come; one that falls Backlog events behind is closed,
-// and can resume with after = the last id it saw.
+// and can resume with after = the last id it saw. The events held behind an
+// id still in flight (below) are handed out back to back when it settles,
+// and count toward Backlog like any other: a tenant with more than
+// Buffer+Backlog events in that window has its subscribers closed (they
+// resume with after, losing nothing).
 //
 // In id order, always: PostgreSQL can commit ids out of order (a
 // transaction that drew a smaller id commits after one that drew a larger),
