@@ -10,20 +10,31 @@
 // ready is told of every event, so it needs no goroutine either). A subscriber gets a goroutine only while it
 // replays stored events (after) or works off a backlog because it reads
 // slower than events come; one that falls Backlog events behind is closed,
-// and can resume with after = the last id it saw.
+// and can resume with after = the last id it saw. The events held behind an
+// id still in flight (below) are handed out back to back when it settles,
+// and count toward Backlog like any other: a tenant with more than
+// Buffer+Backlog events in that window has its subscribers closed (they
+// resume with after, losing nothing).
 //
 // In id order, always: PostgreSQL can commit ids out of order (a
 // transaction that drew a smaller id commits after one that drew a larger),
 // so the hub tracks the ids missing below the largest it has seen (gaps)
 // and holds back every event above the lowest open gap until each id below
-// it has either shown up or is known never to come. An id is known never
-// to come once every transaction that was in flight when the hub noticed
-// it has ended (the server's oldest transaction still in flight, looked at
-// once per poll while gaps are open; see settleGaps), or, as a last
-// resort, after GapTimeout. So an event
-// waits only for transactions that drew an earlier id and are still in
-// flight; a rolled-back one holds it up for a poll or two. SQLite commits
-// in id order (one writer): it has no gaps to wait for.
+// it has either shown up or is known never to come. Almost every gap fills
+// before the hub's next look; for one still open then, the hub reads which
+// transactions of this database are in flight (their transaction ids, from
+// pg_stat_activity), and the id is known never to come once all of those
+// have ended and it still is not visible (rolled back, or its session
+// died); as a last resort, after GapTimeout. So an event waits only for
+// transactions that drew an earlier id and are still in flight; a
+// rolled-back one holds it up until the first poll after both the rollback
+// and the gap's noticing (a rollback wakes nobody), so for at most one
+// poll interval after the later of the two, and a transaction left open in this database (not in another database on the
+// server) holds it until it ends or GapTimeout. An id given up on too early
+// (drawn by a transaction that held no transaction id yet) is still looked
+// for until GapTimeout, and if it comes it is delivered late, out of id
+// order, with a WARN, rather than lost. SQLite commits in id order (one
+// writer): it has no gaps to wait for.
 //
 // No gap, no duplicate: the hub keeps low, the id below which everything
 // has been handed out (or given up on), and moves it in the same critical
@@ -78,7 +89,8 @@ type Config struct {
 	Backlog int
 	// GapTimeout is how long, at most, an id skipped in the sequence is
 	// waited for (and the events after it held back); on PostgreSQL a
-	// rolled-back id is given up on much sooner.
+	// rolled-back id is given up on much sooner, and a given-up id is still
+	// looked for until then (delivered late if it comes).
 	GapTimeout time.Duration
 	// Now reads the wall clock for GapTimeout: gaps are about real
 	// transaction durations, not the business clock. Nil is time.Now.
@@ -106,6 +118,9 @@ type Broker struct {
 	// low: every id ≤ low has been handed out or given up on, and every
 	// id above it will be handed out by the hub, in id order.
 	low int64
+	// late: ids given up on that are still looked for, with when each was
+	// noticed (late.go).
+	late map[int64]time.Time
 	// stopped is set when the hub ends; later subscribers are refused.
 	stopped bool
 
@@ -143,7 +158,7 @@ func New(db *store.DB, cfg Config) *Broker {
 	}
 	return &Broker{
 		db: db, cfg: cfg, ready: make(chan struct{}), nudge: make(chan struct{}, 1),
-		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]gap{},
+		subs: map[tenant.Tenant]map[*sub]struct{}{}, gaps: map[int64]gap{}, late: map[int64]time.Time{},
 	}
 }
 

@@ -154,7 +154,8 @@ func (b *Broker) poll(ctx context.Context) error {
 			break
 		}
 	}
-	if len(b.gaps) > 0 {
+	// Only the hub writes late, so it may read its size unlocked.
+	if len(b.gaps) > 0 || len(b.late) > 0 {
 		if err := b.settleGaps(ctx, now); err != nil {
 			return err
 		}

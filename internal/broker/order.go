@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"merchantpay/ent"
@@ -14,14 +15,23 @@ import (
 type gap struct {
 	// since is when the hub first noticed it (for GapTimeout).
 	since time.Time
-	// bound is a PostgreSQL transaction id assigned after the gap was
-	// noticed (0: none yet), so above that of every transaction that could
-	// still commit the id. (Ids are drawn one at a time, no sequence cache,
-	// and an event is written after the row it is about, so its transaction
-	// holds a transaction id by then.) A snapshot's xmax would not do: it
-	// is one past the last transaction to end, and one still running may
-	// hold a larger id.
-	bound int64
+	// looked: the id has been looked up once after it was noticed. Almost
+	// every gap fills by then, so only those still open at their second
+	// look cost the in-flight read.
+	looked bool
+	// inflight is the set of PostgreSQL transaction ids in flight in this
+	// database at the gap's second look (nil: not read yet). The id was
+	// drawn before the hub noticed the gap, so a transaction that can still
+	// commit it was in flight then, and it almost surely holds a
+	// transaction id by the second look: the statement that draws an event
+	// id writes the event at once, and an event usually follows the row it
+	// is about. Once none of the set is in flight and the id is still not
+	// visible, it never comes. A transaction that drew the id without
+	// holding a transaction id yet (a statement with several parts, whose
+	// order PostgreSQL does not fix, may draw it before its first write) has
+	// its id given up too early: the id is still looked for (late.go) and
+	// delivered out of order if it shows up.
+	inflight map[uint32]struct{}
 }
 
 // heldEvent is an event the hub has read but not handed out yet, because
@@ -101,71 +111,110 @@ func (b *Broker) release(ctx context.Context) error {
 
 // settleGaps picks up the gaps whose transaction committed and gives up
 // those that will never come: on PostgreSQL once every transaction in
-// flight when the gap was noticed has ended, at the latest after
-// GapTimeout.
+// flight in this database at the gap's second look has ended, at the latest
+// after GapTimeout. Ids given up are still looked for until GapTimeout
+// (late.go). Statements: one look-up of the open and given-up ids, and one
+// read of the transactions in flight when a gap is past its first look.
 func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
 	for id, g := range b.gaps {
 		if now.Sub(g.since) > b.cfg.GapTimeout {
 			delete(b.gaps, id)
 		}
 	}
-	if len(b.gaps) == 0 {
+	b.expireLate(now)
+	if len(b.gaps) == 0 && len(b.late) == 0 {
 		return nil
 	}
-	// The horizon is read before the ids are looked up: an id committed
-	// between the two is then seen by the look-up, not given up.
-	fresh := false
-	for _, g := range b.gaps {
-		fresh = fresh || g.bound == 0
-	}
-	xmin, bound, err := b.horizon(ctx, fresh)
-	if err != nil {
-		return err
-	}
 	ids := make([]int64, 0, len(b.gaps))
+	second := false
 	for id, g := range b.gaps {
-		if g.bound == 0 {
-			g.bound = bound
-			b.gaps[id] = g
-		}
 		ids = append(ids, id)
+		second = second || g.looked
 	}
 	slices.Sort(ids)
 	if len(ids) > gapQueryMax {
 		ids = ids[:gapQueryMax]
 	}
+	// The transactions in flight are read before the ids are looked up:
+	// one that commits between the two is then seen by the look-up, not
+	// taken for gone.
+	var inNow map[uint32]struct{}
+	if second {
+		var err error
+		if inNow, err = b.inFlight(ctx); err != nil {
+			return err
+		}
+	}
+	lookup := append(slices.Clone(ids), b.lateIDs(gapQueryMax)...)
 	light := b.light()
-	evs, err := b.query(ctx, b.db.Reader().Event.Query().Where(event.IDIn(ids...)), light)
+	evs, err := b.query(ctx, b.db.Reader().Event.Query().Where(event.IDIn(lookup...)), light)
 	if err != nil {
 		return err
 	}
+	var late []*ent.Event
 	for _, ev := range evs {
-		delete(b.gaps, ev.ID)
-		b.hold(ev, light)
+		if _, open := b.gaps[ev.ID]; open {
+			delete(b.gaps, ev.ID)
+			b.hold(ev, light)
+			continue
+		}
+		late = append(late, ev)
 	}
 	for _, id := range ids {
-		if g, open := b.gaps[id]; open && g.bound <= xmin {
+		g, open := b.gaps[id]
+		if !open {
+			continue
+		}
+		switch {
+		case !g.looked:
+			g.looked = true
+		case g.inflight == nil:
+			g.inflight = inNow
+		}
+		if g.inflight != nil && !anyIn(g.inflight, inNow) {
 			// Every transaction that could have drawn it has ended, and
 			// it is still not there: rolled back, or its session died.
 			delete(b.gaps, id)
+			b.giveUp(id, g.since)
+			continue
 		}
+		b.gaps[id] = g
 	}
-	return nil
+	return b.deliverLate(ctx, late, light)
 }
 
-// horizon reads xmin, the oldest PostgreSQL transaction id still in flight
-// (every smaller one has ended) and, when bound, a transaction id assigned
-// now, above every one already assigned: the statement then takes one of its
-// own, so it is asked for only when new gaps were noticed. The snapshot is
-// the statement's, taken before that id is assigned.
-func (b *Broker) horizon(ctx context.Context, bound bool) (xmin, next int64, err error) {
-	if !bound {
-		err = b.db.SQL().QueryRowContext(ctx,
-			`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin)
-		return xmin, 0, err
+// inFlight reads the ids of the transactions in flight in this database
+// that hold one. The hub's own statement holds none; other databases on the
+// server are not looked at. Ids are compared as sets, never by size, so
+// transaction id wraparound does not matter.
+func (b *Broker) inFlight(ctx context.Context) (map[uint32]struct{}, error) {
+	rows, err := b.db.SQL().QueryContext(ctx,
+		`SELECT backend_xid::text FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`)
+	if err != nil {
+		return nil, err
 	}
-	err = b.db.SQL().QueryRowContext(ctx,
-		`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint`).
-		Scan(&xmin, &next)
-	return xmin, next, err
+	defer rows.Close()
+	set := map[uint32]struct{}{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		x, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return nil, err
+		}
+		set[uint32(x)] = struct{}{}
+	}
+	return set, rows.Err()
+}
+
+// anyIn reports whether some id of set is in now.
+func anyIn(set, now map[uint32]struct{}) bool {
+	for x := range set {
+		if _, ok := now[x]; ok {
+			return true
+		}
+	}
+	return false
 }

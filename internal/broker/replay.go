@@ -15,6 +15,12 @@ func (b *Broker) pump(s *sub, replay bool, from, low int64) {
 		b.pumpEnded(s)
 		return
 	}
+	if replay {
+		b.mu.Lock()
+		s.replaying = false
+		s.lateSent = nil
+		b.mu.Unlock()
+	}
 	for {
 		b.mu.Lock()
 		if s.closed || s.ctx.Err() != nil {
@@ -59,11 +65,13 @@ func (b *Broker) replay(s *sub, from, low int64) bool {
 			}
 			return false
 		}
-		for _, ev := range evs {
+		if len(evs) > 0 {
+			cursor = evs[len(evs)-1].ID
+		}
+		for _, ev := range b.replayFilter(s, evs) {
 			if !b.send(s, ev) {
 				return false
 			}
-			cursor = ev.ID
 		}
 		if len(evs) < pageSize {
 			return true

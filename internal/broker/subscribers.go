@@ -37,6 +37,12 @@ type sub struct {
 	// after is the id the subscriber resumed after: a hub still behind it
 	// when the subscriber joined must not hand over what came before.
 	after int64
+	// replaying: the pump has not finished the replay yet. lateSent are
+	// late ids (late.go) the hub handed over meanwhile, for the replay to
+	// skip; replayedLate are late ids the replay sent, for the hub to skip.
+	replaying    bool
+	lateSent     map[int64]struct{}
+	replayedLate map[int64]struct{}
 }
 
 func (s *sub) wants(typ string) bool {
@@ -111,6 +117,7 @@ func (b *Broker) Subscribe(ctx context.Context, t tenant.Tenant, types []string,
 		s.live = true
 	} else {
 		s.running = true
+		s.replaying = true
 	}
 	b.mu.Unlock()
 	context.AfterFunc(sctx, func() { b.remove(s) })
@@ -179,6 +186,9 @@ func (b *Broker) pumpEnded(s *sub) {
 // deliverLocked hands ev to s without blocking.
 func (b *Broker) deliverLocked(s *sub, ev *ent.Event) {
 	if s.closed || s.dropped || ev.ID <= s.after {
+		return
+	}
+	if len(b.late) > 0 && b.lateLocked(s, ev) {
 		return
 	}
 	if s.live {
