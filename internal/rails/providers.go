@@ -157,6 +157,15 @@ type WebhookReceiver interface {
 	Ack() (contentType string, body []byte)
 }
 
+// InflowRefunder is a WebhookReceiver whose provider can send an inflow
+// back to its payer. A provider whose receiver does not implement it (none
+// of the adapters does: they have no refund call) cannot: an inflow of its
+// that cannot be booked as asked is credited without what cannot be kept,
+// or kept for an operator, never reported as refunded.
+type InflowRefunder interface {
+	RefundsInflows() bool
+}
+
 // Notice is one fact a provider's webhook tells; exactly one of Payout,
 // Inflow and Order is set (none for an event the service does not use).
 type Notice struct {
