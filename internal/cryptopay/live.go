@@ -78,6 +78,12 @@ func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, i
 		order.CancelURL = *in.FailureURL
 	}
 	created, err := prov.CreateOrder(ctx, order)
+	if errors.Is(err, rails.ErrRefused) {
+		// A definite refusal: no order was made, and the same request
+		// would be refused again.
+		return nil, apperr.Wrap(apperr.RailNotConfigured, err,
+			"the crypto-pay provider refused the checkout (%s); no order was made, and the same request will be refused again", err)
+	}
 	if err != nil {
 		var ae *apperr.Error
 		if errors.As(err, &ae) {

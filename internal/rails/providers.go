@@ -28,6 +28,12 @@ const (
 // look the object up before trying again, never resubmit blind.
 var ErrOutcomeUnknown = errors.New("rails: outcome at the provider unknown")
 
+// ErrRefused wraps a provider's definite refusal of a request: it answered
+// that it did not do what was asked (a Binance FAIL, a Paystack 4xx). Asking
+// again the same way cannot succeed, so a merchant is answered with a 4xx,
+// never a 503 "try again".
+var ErrRefused = errors.New("rails: the provider refused the request and did nothing")
+
 // ErrNoRecord is a look-up's answer when the provider has no object under
 // the reference asked for.
 var ErrNoRecord = errors.New("rails: the provider has no record of this reference")
