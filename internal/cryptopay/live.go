@@ -195,10 +195,16 @@ func orderApplied(done *ent.Transaction) string {
 }
 
 // orderMismatch says how a provider's paid amount differs from what the
-// payer was asked for (from_amount in from_currency), or "".
+// payer was asked for (from_amount in from_currency), or "". An order priced
+// in a fiat currency is paid in rails.FiatOrderCurrency at the provider's
+// own conversion: reported in that asset, its amount is the provider's
+// conversion of ours and has nothing of ours to be compared with.
 func orderMismatch(t *ent.Transaction, amount, currency string) string {
 	cur := money.Currency(t.FromCurrency)
 	want := money.FromMinor(t.FromAmount, cur)
+	if currency == rails.FiatOrderCurrency && cur.IsFiat() {
+		return ""
+	}
 	if currency != "" && currency != t.FromCurrency {
 		return fmt.Sprintf("currency mismatch: the provider reports %s, the order is in %s", currency, t.FromCurrency)
 	}

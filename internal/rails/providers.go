@@ -97,7 +97,9 @@ type CryptoOrder struct {
 	// Reference is our transaction reference; the provider's trade number
 	// is derived from it.
 	Reference string
-	// Amount is exact decimal text in Currency (a crypto ticker, upper case).
+	// Amount is exact decimal text in Currency (a crypto ticker or a fiat
+	// currency code, upper case). An order priced in fiat is paid in
+	// FiatOrderCurrency at the provider's conversion.
 	Amount      string
 	Currency    string
 	Description string
@@ -107,6 +109,12 @@ type CryptoOrder struct {
 	ReturnURL  string
 	CancelURL  string
 }
+
+// FiatOrderCurrency is the crypto asset an order priced in a fiat currency
+// is paid in and reported in by its provider (Binance Pay: USDT). The
+// provider converts the fiat amount; the amount it reports in this asset
+// cannot be compared with ours.
+const FiatOrderCurrency = "USDT"
 
 // CryptoOrderCreated is the provider's answer to a new order.
 type CryptoOrderCreated struct {
