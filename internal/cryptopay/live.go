@@ -78,6 +78,12 @@ func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, i
 		order.CancelURL = *in.FailureURL
 	}
 	created, err := prov.CreateOrder(ctx, order)
+	if errors.Is(err, rails.ErrRefused) {
+		// A definite refusal: no order was made, and the same request
+		// would be refused again.
+		return nil, apperr.Wrap(apperr.RailNotConfigured, err,
+			"the crypto-pay provider refused the checkout (%s); no order was made, and the same request will be refused again", err)
+	}
 	if err != nil {
 		var ae *apperr.Error
 		if errors.As(err, &ae) {
@@ -189,10 +195,16 @@ func orderApplied(done *ent.Transaction) string {
 }
 
 // orderMismatch says how a provider's paid amount differs from what the
-// payer was asked for (from_amount in from_currency), or "".
+// payer was asked for (from_amount in from_currency), or "". An order priced
+// in a fiat currency is paid in rails.FiatOrderCurrency at the provider's
+// own conversion: reported in that asset, its amount is the provider's
+// conversion of ours and has nothing of ours to be compared with.
 func orderMismatch(t *ent.Transaction, amount, currency string) string {
 	cur := money.Currency(t.FromCurrency)
 	want := money.FromMinor(t.FromAmount, cur)
+	if currency == rails.FiatOrderCurrency && cur.IsFiat() {
+		return ""
+	}
 	if currency != "" && currency != t.FromCurrency {
 		return fmt.Sprintf("currency mismatch: the provider reports %s, the order is in %s", currency, t.FromCurrency)
 	}

@@ -158,20 +158,26 @@ func (s *Service) Simulate(ctx context.Context, tx *ent.Tx, in Input) (*ent.Tran
 // (with reject_reason). Errors are only for transfers that cannot be booked
 // at all (validation, unknown account) and for failures.
 func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Transaction, error) {
+	b, err := s.receive(ctx, tx, tr)
+	return b.Transaction, err
+}
+
+// receive is Receive, telling also why a narration's reference was dropped.
+func (s *Service) receive(ctx context.Context, tx *ent.Tx, tr Transfer) (Booked, error) {
 	var f apperr.Fields
 	Validate(tr.input(), &f)
 	if err := f.Err(); err != nil {
-		return nil, err
+		return Booked{}, err
 	}
 	amount, err := money.ToMinor(tr.Amount, Currency)
 	if err != nil {
-		return nil, err // unreachable after Validate
+		return Booked{}, err // unreachable after Validate
 	}
 	caller, scoped, err := tenant.Scope(ctx)
 	if err != nil {
-		return nil, err
+		return Booked{}, err
 	}
-	var out *ent.Transaction
+	var out Booked
 	err = s.db.Within(ctx, tx, func(ctx context.Context, tx *ent.Tx) error {
 		acc, err := s.accounts.ByNumber(ctx, tx, tr.AccountNumber)
 		if err != nil {
@@ -192,36 +198,42 @@ func (s *Service) Receive(ctx context.Context, tx *ent.Tx, tr Transfer) (*ent.Tr
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return Booked{}, err
 	}
 	return out, nil
 }
 
 // book decides and records a deposit into acc in tx; ctx acts for acc's
 // tenant.
-func (s *Service) book(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr Transfer, amount int64) (*ent.Transaction, error) {
+func (s *Service) book(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr Transfer, amount int64) (Booked, error) {
 	now := s.clock.Now()
 	d, err := s.decide(ctx, tx, acc, tr, amount, now)
 	if err != nil {
-		return nil, err
+		return Booked{}, err
+	}
+	if d.refund != "" && tr.NoRefund {
+		// The rails cannot send it back: telling the merchant it was
+		// refunded would be false.
+		return Booked{}, &NotCredited{Reason: d.refund}
 	}
 	c := tx.Client()
 	merchant, err := merchants.Name(ctx, c, acc.MerchantID)
 	if err != nil {
-		return nil, err
+		return Booked{}, err
 	}
 	ref := ReferencePrefix + uuid.NewString()
 	insert := func(d decision) (*ent.Transaction, error) {
 		return s.insert(ctx, c, acc, tr, amount, d, ref, merchant, now)
 	}
 	var t *ent.Transaction
+	var dropped string
 	if d.ref == "" {
 		t, err = insert(d)
 	} else {
-		t, err = s.insertClaimingRef(ctx, c, d, insert)
+		t, dropped, err = s.insertClaimingRef(ctx, c, d, tr.NoRefund, insert)
 	}
 	if err != nil {
-		return nil, err
+		return Booked{}, err
 	}
 	typ := events.DepositSuccess
 	if t.Status == StatusRefunded {
@@ -230,14 +242,14 @@ func (s *Service) book(ctx context.Context, tx *ent.Tx, acc *ent.FiatAccount, tr
 	// The event before the credit: the credit locks the merchant's balance
 	// row, which is best held only until the commit.
 	if err := s.outbox.Emit(ctx, tx, typ, t); err != nil {
-		return nil, err
+		return Booked{}, err
 	}
 	if t.Status == StatusSuccess {
 		if err := s.credit(ctx, tx, t, acc); err != nil {
-			return nil, err
+			return Booked{}, err
 		}
 	}
-	return t, nil
+	return Booked{Transaction: t, RefDropped: dropped}, nil
 }
 
 // savepoint lets the insert that claims a merchant reference fail on the
@@ -255,46 +267,57 @@ const savepoint = "deposit_reference"
 // it. A reference of the form of the service's own (WTH-, DEP-, SWP- and a
 // UUID) is one no merchant reference may take, since a look-up by reference
 // would find the service's transaction instead: it is refunded the same way.
-// c is the client of the deposit's transaction.
-func (s *Service) insertClaimingRef(ctx context.Context, c *ent.Client, d decision, insert func(decision) (*ent.Transaction, error)) (*ent.Transaction, error) {
-	if _, ok := transactions.ServiceReference(d.ref); ok {
-		d.refund = fmt.Sprintf("the narration's reference %q has the form of the service's own references, which a merchant reference may not have", d.ref)
+//
+// With noRefund (rails that cannot send money back) the deposit is not
+// refunded but accepted without the merchant reference, its narration kept
+// as it is; dropped then says why the reference was not kept. c is the
+// client of the deposit's transaction.
+func (s *Service) insertClaimingRef(ctx context.Context, c *ent.Client, d decision, noRefund bool,
+	insert func(decision) (*ent.Transaction, error)) (t *ent.Transaction, dropped string, err error) {
+	unkept := func(why string) (*ent.Transaction, string, error) {
 		d.ref = ""
-		return insert(d)
+		if noRefund {
+			t, err := insert(d)
+			return t, why, err
+		}
+		d.refund = why
+		t, err := insert(d)
+		return t, "", err
+	}
+	if _, ok := transactions.ServiceReference(d.ref); ok {
+		return unkept(fmt.Sprintf("the narration's reference %q has the form of the service's own references, which a merchant reference may not have", d.ref))
 	}
 	key := transactions.ReferenceKey(d.ref)
 	taken, err := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx)
 	if err != nil {
-		return nil, store.Classify(err)
+		return nil, "", store.Classify(err)
 	}
 	if !taken {
 		if _, err := c.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
-			return nil, store.Classify(err)
+			return nil, "", store.Classify(err)
 		}
 		t, err := insert(d)
 		if err == nil {
 			if _, err := c.ExecContext(ctx, "RELEASE SAVEPOINT "+savepoint); err != nil {
-				return nil, store.Classify(err)
+				return nil, "", store.Classify(err)
 			}
-			return t, nil
+			return t, "", nil
 		}
 		if !store.IsUniqueViolation(err) {
-			return nil, err
+			return nil, "", err
 		}
 		if _, rerr := c.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+savepoint); rerr != nil {
-			return nil, store.Classify(rerr)
+			return nil, "", store.Classify(rerr)
 		}
 		// A concurrent transaction claimed it after the check above, unless
 		// the violation was of another index.
 		if taken, qerr := c.Transaction.Query().Where(transaction.MerchantReferenceKey(key)).Exist(ctx); qerr != nil {
-			return nil, store.Classify(qerr)
+			return nil, "", store.Classify(qerr)
 		} else if !taken {
-			return nil, fmt.Errorf("deposits: insert: %w", err)
+			return nil, "", fmt.Errorf("deposits: insert: %w", err)
 		}
 	}
-	d.refund = fmt.Sprintf("the narration's reference %q is already used by another transaction of this merchant (references ignore case)", d.ref)
-	d.ref = ""
-	return insert(d)
+	return unkept(fmt.Sprintf("the narration's reference %q is already used by another transaction of this merchant (references ignore case)", d.ref))
 }
 
 // insert writes the deposit's transaction row through c, the client of the

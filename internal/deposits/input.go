@@ -24,6 +24,10 @@ type Transfer struct {
 	// keeps the provider's reference (unique: an inflow is booked once).
 	Provider          string
 	ProviderReference string
+	// NoRefund says the rails that carried the transfer cannot send it
+	// back to its payer (a live provider's inflow): it is never booked as
+	// refunded. See ReceiveInflow.
+	NoRefund bool
 }
 
 // Input is the sandbox's simulated transfer request, shared by REST and

@@ -15,10 +15,12 @@ const QuietPeriod = time.Minute
 
 // Failures logs a background worker's failed passes. A pass that failed
 // because the database is unavailable (down, restarting, or taking no
-// writes while a failover is under way) fails again at every poll until
-// the database is back, which an ERROR at every poll would only bury: it
+// writes while a failover is under way), or a service it calls is (a
+// payment provider that times out or answers 5xx), fails again at every
+// poll until it is back, which an ERROR at every poll would only bury: it
 // is logged at WARN, at most once per QuietPeriod, with the number of
-// failures since the last line. Any other failure is logged every time.
+// failures since the last line, saying the database is unavailable only
+// when it is. Any other failure is logged every time.
 // The zero Failures logs to slog.Default().
 type Failures struct {
 	Log *slog.Logger
@@ -55,5 +57,9 @@ func (f *Failures) report(level slog.Level, msg string, err error) {
 	since := f.unsaid
 	f.last, f.unsaid = now, 0
 	f.mu.Unlock()
-	log.Warn(msg+"; the database is unavailable, retrying at every poll", "err", err, "failures_since_last_log", since)
+	why := "; retrying at every poll"
+	if store.DatabaseUnavailable(err) {
+		why = "; the database is unavailable, retrying at every poll"
+	}
+	log.Warn(msg+why, "err", err, "failures_since_last_log", since)
 }

@@ -10,7 +10,10 @@ import (
 
 	"github.com/lib/pq"
 
+	"merchantpay/internal/apperr"
 	"merchantpay/internal/jobs"
+	"merchantpay/internal/rails"
+	"merchantpay/internal/store"
 )
 
 // records keeps the log lines it is given.
@@ -69,5 +72,31 @@ func TestFailuresQuietWhileUnavailable(t *testing.T) {
 	f.Warn("fan-out failed", other)
 	if n := rec.count(slog.LevelWarn); n != 2 {
 		t.Errorf("%d WARN lines after a routine failure, want 2", n)
+	}
+}
+
+// The quiet WARN says the database is unavailable only when it is: a
+// payment provider that answers 500 or times out is another service's
+// unavailability, told by the error's kind, whatever its text says.
+func TestFailuresNameWhatIsUnavailable(t *testing.T) {
+	msgOf := func(err error) string {
+		var rec records
+		f := &jobs.Failures{Log: slog.New(&rec)}
+		f.Warn("payouts failed", err)
+		if len(rec.lines) != 1 || rec.lines[0].Level != slog.LevelWarn {
+			t.Fatalf("%v: %d lines %+v, want one WARN", err, len(rec.lines), rec.lines)
+		}
+		return rec.lines[0].Message
+	}
+	provider := &apperr.Error{Kind: apperr.Unavailable, Message: "the payment provider did not give a clear answer",
+		Cause: fmt.Errorf("paystack POST /transfer: HTTP 500 (the database is unavailable, says the body): %w", rails.ErrOutcomeUnknown)}
+	if got := msgOf(provider); got != "payouts failed; retrying at every poll" {
+		t.Errorf("provider unavailable: %q", got)
+	}
+	down := &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"}
+	for _, err := range []error{down, store.Classify(down), fmt.Errorf("payouts: claim: %w", store.Classify(down))} {
+		if got := msgOf(err); got != "payouts failed; the database is unavailable, retrying at every poll" {
+			t.Errorf("database unavailable (%v): %q", err, got)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package railnotices
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -58,19 +59,31 @@ func (s *Service) inflow(ctx context.Context, tx *ent.Tx, provider string, n rai
 		return r, nil
 	}
 	if n.Currency != deposits.Currency || n.Amount <= 0 {
-		r.outcome, r.keepBody = UnknownAccount, true
+		// Money in another currency (or no positive amount) is credited to
+		// nobody: flagged, its body kept for an operator.
+		r.outcome, r.keepBody = Flagged, true
 		r.detail = fmt.Sprintf("an inflow of %d minor units of %q: virtual accounts take positive NGN amounts", n.Amount, n.Currency)
-		s.log().Error("provider inflow not booked: recorded for an operator", "provider", provider, "provider_reference", n.ProviderReference, "detail", r.detail)
+		s.log().Error("provider inflow flagged: not credited, recorded for an operator", "provider", provider,
+			"provider_reference", n.ProviderReference, "account_number", n.AccountNumber, "flag", r.detail)
+		s.Metrics.Flagged(provider)
 		return r, nil
 	}
-	dep, err := s.Deposits.Receive(ctx, tx, deposits.Transfer{
+	in, err := s.Deposits.ReceiveInflow(ctx, tx, deposits.Transfer{
 		AccountNumber: n.AccountNumber,
 		Amount:        money.FromMinor(n.Amount, deposits.Currency),
 		Narration:     cut(n.Narration, deposits.MaxNarration),
 		SenderName:    cut(n.SenderName, deposits.MaxSenderName),
 		SenderBank:    cut(n.SenderBank, deposits.MaxSenderBank),
 		Provider:      provider, ProviderReference: n.ProviderReference,
+		NoRefund: !s.Router.RefundsInflows(provider),
 	})
+	var refused *deposits.NotCredited
+	if errors.As(err, &refused) {
+		r.outcome, r.keepBody, r.detail = Unbooked, true, refused.Reason
+		s.log().Error("provider inflow not credited: the account's rules refuse it and the provider cannot send it back; recorded for an operator",
+			"provider", provider, "provider_reference", n.ProviderReference, "account_number", n.AccountNumber, "reason", refused.Reason)
+		return r, nil
+	}
 	if k := apperr.KindOf(err); err != nil && (k == apperr.NotFound || k == apperr.Validation) {
 		r.outcome, r.keepBody = UnknownAccount, true
 		r.detail = "no virtual account " + n.AccountNumber + " issued by " + provider
@@ -81,7 +94,13 @@ func (s *Service) inflow(ctx context.Context, tx *ent.Tx, provider string, n rai
 	if err != nil {
 		return r, err
 	}
+	dep := in.Transaction
 	r.outcome, r.detail = Applied, dep.Reference+" "+dep.Status
+	if in.RefDropped != "" {
+		r.detail += "; credited without the narration's reference: " + in.RefDropped
+		s.log().Warn("provider inflow credited without the narration's reference",
+			"provider", provider, "provider_reference", n.ProviderReference, "reference", dep.Reference, "why", in.RefDropped)
+	}
 	return r, nil
 }
 

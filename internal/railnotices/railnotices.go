@@ -39,6 +39,9 @@ const (
 	UnknownAccount     = "unknown_account"
 	UnknownTransaction = "unknown_transaction"
 	DuplicateInflow    = "duplicate_inflow"
+	// Unbooked: an inflow the account's rules refuse, which the provider
+	// cannot send back; kept for an operator.
+	Unbooked = "unbooked"
 )
 
 // Service is the receiver of providers' webhooks.

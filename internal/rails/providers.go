@@ -28,6 +28,12 @@ const (
 // look the object up before trying again, never resubmit blind.
 var ErrOutcomeUnknown = errors.New("rails: outcome at the provider unknown")
 
+// ErrRefused wraps a provider's definite refusal of a request: it answered
+// that it did not do what was asked (a Binance FAIL, a Paystack 4xx). Asking
+// again the same way cannot succeed, so a merchant is answered with a 4xx,
+// never a 503 "try again".
+var ErrRefused = errors.New("rails: the provider refused the request and did nothing")
+
 // ErrNoRecord is a look-up's answer when the provider has no object under
 // the reference asked for.
 var ErrNoRecord = errors.New("rails: the provider has no record of this reference")
@@ -91,7 +97,9 @@ type CryptoOrder struct {
 	// Reference is our transaction reference; the provider's trade number
 	// is derived from it.
 	Reference string
-	// Amount is exact decimal text in Currency (a crypto ticker, upper case).
+	// Amount is exact decimal text in Currency (a crypto ticker or a fiat
+	// currency code, upper case). An order priced in fiat is paid in
+	// FiatOrderCurrency at the provider's conversion.
 	Amount      string
 	Currency    string
 	Description string
@@ -101,6 +109,12 @@ type CryptoOrder struct {
 	ReturnURL  string
 	CancelURL  string
 }
+
+// FiatOrderCurrency is the crypto asset an order priced in a fiat currency
+// is paid in and reported in by its provider (Binance Pay: USDT). The
+// provider converts the fiat amount; the amount it reports in this asset
+// cannot be compared with ours.
+const FiatOrderCurrency = "USDT"
 
 // CryptoOrderCreated is the provider's answer to a new order.
 type CryptoOrderCreated struct {
@@ -155,6 +169,15 @@ type WebhookReceiver interface {
 	Verify(ctx context.Context, h http.Header, body []byte) error
 	Notices(body []byte) ([]Notice, error)
 	Ack() (contentType string, body []byte)
+}
+
+// InflowRefunder is a WebhookReceiver whose provider can send an inflow
+// back to its payer. A provider whose receiver does not implement it (none
+// of the adapters does: they have no refund call) cannot: an inflow of its
+// that cannot be booked as asked is credited without what cannot be kept,
+// or kept for an operator, never reported as refunded.
+type InflowRefunder interface {
+	RefundsInflows() bool
 }
 
 // Notice is one fact a provider's webhook tells; exactly one of Payout,

@@ -162,6 +162,17 @@ func (r *Router) Receiver(provider string) (WebhookReceiver, bool) {
 	return w, ok && w != nil
 }
 
+// RefundsInflows tells whether provider can send an inflow back to its
+// payer (its receiver is an InflowRefunder that says so).
+func (r *Router) RefundsInflows(provider string) bool {
+	w, ok := r.Receiver(provider)
+	if !ok {
+		return false
+	}
+	f, ok := w.(InflowRefunder)
+	return ok && f.RefundsInflows()
+}
+
 // Simulations offers the sandbox's simulations in the modes whose money
 // moves on the sandbox: test mode always, live mode while no provider is
 // configured.

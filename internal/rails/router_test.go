@@ -62,3 +62,21 @@ func TestRouterPicksEachModesRails(t *testing.T) {
 		t.Errorf("providers: %v", got)
 	}
 }
+
+type plainReceiver struct{ rails.WebhookReceiver }
+
+type refundingReceiver struct{ rails.WebhookReceiver }
+
+func (refundingReceiver) RefundsInflows() bool { return true }
+
+// A provider can send inflows back only when its receiver says so.
+func TestRouterRefundsInflows(t *testing.T) {
+	r := &rails.Router{Live: &rails.Live{Receivers: map[string]rails.WebhookReceiver{
+		rails.ProviderPaystack: plainReceiver{}, "refunder": refundingReceiver{}}}}
+	if r.RefundsInflows(rails.ProviderPaystack) || r.RefundsInflows("unknown") {
+		t.Error("a receiver without the capability refunds inflows")
+	}
+	if !r.RefundsInflows("refunder") {
+		t.Error("a receiver that says it refunds is not believed")
+	}
+}

@@ -283,20 +283,20 @@ func Classify(err error) error {
 		return err
 	}
 	if unreachable(err) {
-		return apperr.Wrap(apperr.Unavailable, err, "the database is unavailable; try again shortly")
+		return apperr.Wrap(apperr.Unavailable, dbUnavailable{err}, "the database is unavailable; try again shortly")
 	}
 	if statementCanceled(err) {
-		return apperr.Wrap(apperr.Unavailable, err, "the database did not answer in time; try again shortly")
+		return apperr.Wrap(apperr.Unavailable, dbUnavailable{err}, "the database did not answer in time; try again shortly")
 	}
 	if ReadOnly(err) {
-		return apperr.Wrap(apperr.Unavailable, err, "the database takes no writes at the moment; try again shortly")
+		return apperr.Wrap(apperr.Unavailable, dbUnavailable{err}, "the database takes no writes at the moment; try again shortly")
 	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && pqErr.Code == "57014" {
 		// query_canceled: the statement outlasted its context (the
 		// request's deadline) and the driver had PostgreSQL cancel it, as
 		// SQLite's statements end with the context's DeadlineExceeded.
-		return apperr.Wrap(apperr.Unavailable, err, "the database did not answer in time; try again shortly")
+		return apperr.Wrap(apperr.Unavailable, dbUnavailable{err}, "the database did not answer in time; try again shortly")
 	}
 	if errors.As(err, &pqErr) && (pqErr.Code == "22021" || pqErr.Code == "22P05") {
 		// Text PostgreSQL cannot hold (a NUL, invalid UTF-8) that no field
@@ -308,6 +308,22 @@ func Classify(err error) error {
 		return apperr.Wrap(apperr.Validation, err, "an amount in the request would take a stored value past the most it can hold")
 	}
 	return err
+}
+
+// dbUnavailable marks the cause of an UNAVAILABLE error Classify made: the
+// database's unavailability, as opposed to another's (a payment provider's
+// unclear answer is UNAVAILABLE too).
+type dbUnavailable struct{ err error }
+
+func (e dbUnavailable) Error() string { return e.err.Error() }
+func (e dbUnavailable) Unwrap() error { return e.err }
+
+// DatabaseUnavailable reports whether err says the database is unavailable
+// (unreachable, not answering in time, or taking no writes), as Classify
+// tells it; another service's unavailability is not the database's.
+func DatabaseUnavailable(err error) bool {
+	var m dbUnavailable
+	return errors.As(Classify(err), &m)
 }
 
 // unreachableClasses and unreachableStates are the PostgreSQL SQLSTATE

@@ -106,6 +106,9 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("binancepay: refused with code %s: %s", e.Code, e.Message)
 }
 
+// Is makes every FAIL answer a rails.ErrRefused.
+func (e *APIError) Is(target error) bool { return target == rails.ErrRefused }
+
 // post signs and sends one request and decodes a SUCCESS answer's data into
 // out. A transport failure, a timeout, a 5xx, a 429, a redirect (never
 // followed: it would carry the signing headers elsewhere) or an answer that

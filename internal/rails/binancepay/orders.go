@@ -64,10 +64,14 @@ func TradeNo(ourRef string) string {
 }
 
 type orderRequest struct {
-	Env             terminal    `json:"env"`
-	MerchantTradeNo string      `json:"merchantTradeNo"`
-	OrderAmount     json.Number `json:"orderAmount"`
-	Currency        string      `json:"currency"`
+	Env             terminal `json:"env"`
+	MerchantTradeNo string   `json:"merchantTradeNo"`
+	// One pair is sent: orderAmount and currency for an order in a
+	// crypto asset, fiatAmount and fiatCurrency for one priced in fiat.
+	OrderAmount     json.Number `json:"orderAmount,omitempty"`
+	Currency        string      `json:"currency,omitempty"`
+	FiatAmount      json.Number `json:"fiatAmount,omitempty"`
+	FiatCurrency    string      `json:"fiatCurrency,omitempty"`
 	Description     string      `json:"description"`
 	GoodsDetails    []goods     `json:"goodsDetails"`
 	OrderExpireTime int64       `json:"orderExpireTime,omitempty"`
@@ -126,8 +130,16 @@ func (c *Client) CreateOrder(ctx context.Context, o rails.CryptoOrder) (rails.Cr
 	return out, nil
 }
 
+// FiatOrderCurrency is the currency of an order priced in fiat: Binance
+// documents that fiatAmount and fiatCurrency set the order's currency to
+// USDT, so its query and webhook report the order in USDT.
+const FiatOrderCurrency = rails.FiatOrderCurrency
+
 // buildOrder checks an order and writes Binance's request for it; every bad
-// field is named in one validation error and nothing is sent.
+// field is named in one validation error and nothing is sent. An order in a
+// crypto asset is sent as orderAmount and currency; one in a fiat currency
+// (a direct deposit in NGN or USD, a cross deposit paid in NGN) as
+// fiatAmount and fiatCurrency.
 func buildOrder(o rails.CryptoOrder) (orderRequest, error) {
 	var bad []apperr.FieldError
 	add := func(field, msg string) { bad = append(bad, apperr.FieldError{Field: field, Message: msg}) }
@@ -138,10 +150,11 @@ func buildOrder(o rails.CryptoOrder) (orderRequest, error) {
 	if err != nil || !amount.IsPositive() || amount.Exponent() < -maxDecimals && !amount.Equal(amount.Truncate(maxDecimals)) {
 		add("amount", "must be a positive decimal with at most 8 decimal places")
 	}
+	fiat := false
 	if !tickerPattern.MatchString(o.Currency) {
-		add("currency", "must be an upper-case crypto ticker")
+		add("currency", "must be an upper-case crypto ticker or fiat currency code")
 	} else if c, ok := money.Parse(o.Currency); ok && c.IsFiat() {
-		add("currency", "must be a crypto asset, not fiat")
+		fiat = true
 	}
 	for _, u := range [...]struct{ field, url string }{
 		{"webhook_url", o.WebhookURL}, {"return_url", o.ReturnURL}, {"cancel_url", o.CancelURL}} {
@@ -161,14 +174,20 @@ func buildOrder(o rails.CryptoOrder) (orderRequest, error) {
 	req := orderRequest{
 		Env:             terminal{TerminalType: "WEB"},
 		MerchantTradeNo: tradeNo,
-		OrderAmount:     json.Number(amount.String()),
-		Currency:        o.Currency,
 		Description:     desc,
 		GoodsDetails: []goods{{GoodsType: "02", GoodsCategory: "Z000",
 			ReferenceGoodsID: tradeNo, GoodsName: desc}},
 		WebhookURL: o.WebhookURL,
 		ReturnURL:  o.ReturnURL,
 		CancelURL:  o.CancelURL,
+	}
+	if fiat {
+		// Binance takes no fiat ticker as an order's currency; a fiat
+		// amount makes the order one in FiatOrderCurrency, which Binance
+		// converts the amount into.
+		req.FiatAmount, req.FiatCurrency = json.Number(amount.String()), o.Currency
+	} else {
+		req.OrderAmount, req.Currency = json.Number(amount.String()), o.Currency
 	}
 	if !o.ExpiresAt.IsZero() {
 		req.OrderExpireTime = o.ExpiresAt.UnixMilli()

@@ -137,7 +137,7 @@ func checkSigned(t *testing.T, r binancepayfake.Request) {
 
 func TestCreateOrderRefusesBadInputUnsent(t *testing.T) {
 	c, fake := setup(t)
-	_, err := c.CreateOrder(context.Background(), rails.CryptoOrder{Reference: "DEP-x", Amount: "1.000000001", Currency: "NGN", WebhookURL: "ftp://x"})
+	_, err := c.CreateOrder(context.Background(), rails.CryptoOrder{Reference: "DEP-x", Amount: "1.000000001", Currency: "ngn", WebhookURL: "ftp://x"})
 	var ae *apperr.Error
 	if !errors.As(err, &ae) || ae.Kind != apperr.Validation || len(ae.Fields) != 3 {
 		t.Fatalf("want a validation error naming amount, currency and webhook_url, got %v", err)
@@ -285,6 +285,38 @@ func TestQueryStatusMapping(t *testing.T) {
 		}
 		if err != nil || st.Status != want {
 			t.Errorf("%s: %+v, %v; want %s", status, st, err, want)
+		}
+	}
+}
+
+// An order priced in fiat (NGN, USD) is sent as fiatAmount and fiatCurrency,
+// which Binance documents as setting the order's currency to USDT; the
+// order is then reported in USDT.
+func TestCreateOrderInFiat(t *testing.T) {
+	c, fake := setup(t)
+	for _, cur := range []string{"NGN", "USD"} {
+		o := order("DEP-fiat-" + cur)
+		o.Amount, o.Currency = "1000", cur
+		if _, err := c.CreateOrder(context.Background(), o); err != nil {
+			t.Fatalf("%s: %v", cur, err)
+		}
+		var body map[string]json.RawMessage
+		reqs := fake.Requests()
+		if err := json.Unmarshal(reqs[len(reqs)-1].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if string(body["fiatAmount"]) != "1000" || string(body["fiatCurrency"]) != `"`+cur+`"` {
+			t.Errorf("%s: fiatAmount %s fiatCurrency %s", cur, body["fiatAmount"], body["fiatCurrency"])
+		}
+		if _, ok := body["orderAmount"]; ok {
+			t.Errorf("%s: orderAmount sent with the fiat pair", cur)
+		}
+		if _, ok := body["currency"]; ok {
+			t.Errorf("%s: currency sent with the fiat pair", cur)
+		}
+		st, err := c.QueryOrder(context.Background(), o.Reference)
+		if err != nil || st.Currency != binancepay.FiatOrderCurrency || st.Amount == "" {
+			t.Errorf("%s: query %+v %v", cur, st, err)
 		}
 	}
 }

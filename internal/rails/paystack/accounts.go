@@ -126,7 +126,7 @@ func (c *Client) CreateVirtualAccount(ctx context.Context, req rails.VirtualAcco
 		if acc, ok, err := c.activeAccount(ctx, cust); err != nil || ok {
 			return acc, err
 		}
-		return rails.VirtualAccount{}, c.refusal(http.MethodPost, path, a)
+		return rails.VirtualAccount{}, c.declined(http.MethodPost, path, a)
 	}
 	var d dedicatedAccount
 	if err := c.decodeData(http.MethodPost, path, a, &d); err != nil {
@@ -145,7 +145,7 @@ func (c *Client) customer(ctx context.Context, req rails.VirtualAccountRequest) 
 		return customerData{}, err
 	}
 	if a.refused() {
-		return customerData{}, c.refusal(http.MethodPost, path, a)
+		return customerData{}, c.declined(http.MethodPost, path, a)
 	}
 	var d customerData
 	if err := c.decodeData(http.MethodPost, path, a, &d); err != nil {
@@ -167,7 +167,7 @@ func (c *Client) activeAccount(ctx context.Context, cust customerData) (rails.Vi
 		return rails.VirtualAccount{}, false, err
 	}
 	if a.refused() {
-		return rails.VirtualAccount{}, false, c.refusal(http.MethodGet, path, a)
+		return rails.VirtualAccount{}, false, c.declined(http.MethodGet, path, a)
 	}
 	var list []dedicatedAccount
 	if err := c.decodeData(http.MethodGet, path, a, &list); err != nil {

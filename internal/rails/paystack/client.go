@@ -234,6 +234,16 @@ func (c *Client) refusal(method, path string, a answer) error {
 		Cause: fmt.Errorf("paystack: %s %s: HTTP %d: %s", method, pathOnly(path), a.httpStatus, c.caller.Quote(a.env.Message, maxQuoted))}
 }
 
+// declined is the error for a 4xx refusal of a request a merchant waits
+// for (opening a virtual account): Paystack made nothing, and the same
+// request would be refused again, so it is a 422, not a 503 "try again".
+func (c *Client) declined(method, path string, a answer) error {
+	quoted := c.caller.Quote(a.env.Message, maxQuoted)
+	return &apperr.Error{Kind: apperr.RailNotConfigured,
+		Message: fmt.Sprintf("the account provider refused to open the account (HTTP %d: %s); nothing was made, and the same request will be refused again", a.httpStatus, quoted),
+		Cause:   fmt.Errorf("paystack: %s %s: HTTP %d: %s: %w", method, pathOnly(path), a.httpStatus, quoted, rails.ErrRefused)}
+}
+
 // pathOnly keeps the fixed part of a path; references in it are ours and
 // harmless, but a path never carries more than the route and the reference.
 func pathOnly(p string) string {

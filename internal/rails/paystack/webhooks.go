@@ -176,6 +176,9 @@ func (c *Client) payoutNotice(e event) (*rails.PayoutNotice, error) {
 	return p, nil
 }
 
+// maxCurrency bounds the currency text an inflow passes on.
+const maxCurrency = 16
+
 // inflowNotice reads charge.success; one not through a dedicated account
 // is no inflow of ours (nil, no error).
 func (c *Client) inflowNotice(e event) (*rails.InflowNotice, error) {
@@ -192,15 +195,16 @@ func (c *Client) inflowNotice(e event) (*rails.InflowNotice, error) {
 	if ch.Amount == nil || *ch.Amount <= 0 {
 		return nil, fmt.Errorf("paystack: %s %s has no positive amount", e.Event, ch.Reference)
 	}
-	if ch.Currency != string(money.NGN) {
-		return nil, fmt.Errorf("paystack: %s %s is in %q, not NGN", e.Event, ch.Reference, c.caller.Quote(ch.Currency, maxQuoted))
-	}
+	// A currency other than NGN is passed on as it is, not refused: the
+	// money did arrive, and the service records such an inflow for an
+	// operator (refusing the delivery would only have Paystack deliver it
+	// again and again).
 	if ch.Status != "" && ch.Status != "success" {
 		return nil, fmt.Errorf("paystack: %s %s has status %q", e.Event, ch.Reference, c.caller.Quote(ch.Status, maxQuoted))
 	}
 	au := ch.Authorization
 	return &rails.InflowNotice{ProviderReference: ch.Reference, AccountNumber: au.ReceiverBankAccountNumber,
-		CustomerCode: ch.Customer.CustomerCode, Amount: int64(*ch.Amount), Currency: money.NGN,
+		CustomerCode: ch.Customer.CustomerCode, Amount: int64(*ch.Amount), Currency: money.Currency(c.caller.Quote(ch.Currency, maxCurrency)),
 		Narration: au.Narration, SenderName: au.SenderName, SenderBank: au.SenderBank,
 		SenderAccount: au.SenderBankAccountNumber, PaidAt: parseTime(ch.PaidAt, ch.PaidAtCamel, ch.CreatedAt)}, nil
 }

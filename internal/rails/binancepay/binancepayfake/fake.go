@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"merchantpay/internal/rails/binancepay"
 	"merchantpay/internal/rails/railsfake"
 )
@@ -45,6 +47,7 @@ type Fake struct {
 	orders     []*Order
 	nextPrepay uint64
 	nextTx     uint64
+	fiatRates  map[string]decimal.Decimal // USDT per unit of a fiat currency
 
 	*railsfake.Base[Request]
 }
@@ -53,6 +56,8 @@ type Fake struct {
 func New(apiKey, secretKey string) *Fake {
 	f := &Fake{apiKey: apiKey, secretKey: secretKey, window: DefaultWindow,
 		nextPrepay: 1 << 60, nextTx: 1 << 55,
+		fiatRates: map[string]decimal.Decimal{"NGN": decimal.RequireFromString("0.00065"),
+			"USD": decimal.NewFromInt(1), "GHS": decimal.RequireFromString("0.08")},
 		Base: railsfake.NewBase[Request](badGateway)}
 	f.RotateKey()
 	return f
@@ -96,6 +101,21 @@ func (f *Fake) ServeRSAPublicKey(on bool) {
 	f.mu.Lock()
 	f.rsaPEM = on
 	f.mu.Unlock()
+}
+
+// SetFiatRate sets the USDT an order priced in fiat currency cur takes per
+// unit of cur; a currency without a rate is refused.
+func (f *Fake) SetFiatRate(cur, usdtPerUnit string) {
+	f.mu.Lock()
+	f.fiatRates[cur] = decimal.RequireFromString(usdtPerUnit)
+	f.mu.Unlock()
+}
+
+func (f *Fake) fiatRate(cur string) (decimal.Decimal, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.fiatRates[cur]
+	return r, ok
 }
 
 // SetWindow sets how far a request's timestamp may be from now.

@@ -15,12 +15,16 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Order is an order the fake holds. Amount is the decimal text as sent.
+// Order is an order the fake holds. Amount is the decimal text as sent, or
+// for an order priced in fiat (FiatAmount and FiatCurrency as sent) the
+// fiat amount converted into USDT at the fake's rate.
 type Order struct {
 	PrepayID        string
 	MerchantTradeNo string
 	Amount          string
 	Currency        string
+	FiatAmount      string
+	FiatCurrency    string
 	Description     string
 	TerminalType    string
 	WebhookURL      string
@@ -46,6 +50,8 @@ type createBody struct {
 	MerchantTradeNo string          `json:"merchantTradeNo"`
 	OrderAmount     json.RawMessage `json:"orderAmount"`
 	Currency        string          `json:"currency"`
+	FiatAmount      json.RawMessage `json:"fiatAmount"`
+	FiatCurrency    string          `json:"fiatCurrency"`
 	Description     string          `json:"description"`
 	GoodsDetails    []struct {
 		GoodsType        string `json:"goodsType"`
@@ -70,13 +76,30 @@ func (f *Fake) create(body []byte) (int, any) {
 	if !tradeNoPattern.MatchString(in.MerchantTradeNo) {
 		return http.StatusBadRequest, failBody("400103", "merchantTradeNo must be 1 to 32 letters or digits.")
 	}
-	amount := string(bytes.TrimSpace(in.OrderAmount))
-	d, err := decimal.NewFromString(amount)
-	if !numberPattern.MatchString(amount) || err != nil || !d.IsPositive() || !d.Equal(d.Truncate(8)) {
-		problems = append(problems, "orderAmount must be a number above 0 with at most 8 decimals")
-	}
-	if !tickerPattern.MatchString(in.Currency) || fiat[in.Currency] {
-		problems = append(problems, "currency must be an upper-case crypto ticker")
+	amount, currency, fiatAmount := string(bytes.TrimSpace(in.OrderAmount)), in.Currency, string(bytes.TrimSpace(in.FiatAmount))
+	switch {
+	case (amount != "" || currency != "") == (fiatAmount != "" || in.FiatCurrency != ""):
+		problems = append(problems, "exactly one of orderAmount with currency, or fiatAmount with fiatCurrency, is required")
+	case fiatAmount != "":
+		// The order is in USDT, converted at the fake's rate.
+		d, err := decimal.NewFromString(fiatAmount)
+		rate, known := f.fiatRate(in.FiatCurrency)
+		if !numberPattern.MatchString(fiatAmount) || err != nil || !d.IsPositive() {
+			problems = append(problems, "fiatAmount must be a number above 0")
+		} else if !known {
+			problems = append(problems, "fiatCurrency is not a supported fiat currency")
+		} else if amount = d.Mul(rate).Truncate(8).String(); !d.Mul(rate).Truncate(8).IsPositive() {
+			problems = append(problems, "fiatAmount is below the smallest USDT amount")
+		}
+		currency = "USDT"
+	default:
+		d, err := decimal.NewFromString(amount)
+		if !numberPattern.MatchString(amount) || err != nil || !d.IsPositive() || !d.Equal(d.Truncate(8)) {
+			problems = append(problems, "orderAmount must be a number above 0 with at most 8 decimals")
+		}
+		if !tickerPattern.MatchString(in.Currency) || fiat[in.Currency] {
+			problems = append(problems, "currency must be an upper-case crypto ticker")
+		}
 	}
 	if in.Description == "" || len(in.Description) > 256 {
 		problems = append(problems, "description is required (at most 256 characters)")
@@ -109,7 +132,7 @@ func (f *Fake) create(body []byte) (int, any) {
 	}
 	f.nextPrepay++
 	o := &Order{PrepayID: strconv.FormatUint(f.nextPrepay, 10), MerchantTradeNo: in.MerchantTradeNo,
-		Amount: amount, Currency: in.Currency, Description: in.Description, TerminalType: in.Env.TerminalType,
+		Amount: amount, Currency: currency, FiatAmount: fiatAmount, FiatCurrency: in.FiatCurrency, Description: in.Description, TerminalType: in.Env.TerminalType,
 		WebhookURL: in.WebhookURL, Status: "INITIAL", CreatedAt: now, ExpiresAt: expires}
 	f.orders = append(f.orders, o)
 	checkout := "https://pay.binance.com/en/checkout/" + o.PrepayID

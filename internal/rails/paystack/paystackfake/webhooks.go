@@ -89,6 +89,8 @@ type Inflow struct {
 	SenderAccount string
 	// Reference is the charge's reference; empty draws a fresh one.
 	Reference string
+	// Currency is the charge's currency; empty is NGN.
+	Currency string
 }
 
 // InflowEvent is the charge.success body Paystack sends for an inflow into
@@ -99,6 +101,9 @@ func (f *Fake) InflowEvent(in Inflow) (body []byte, reference string, err error)
 	}
 	if in.Reference == "" {
 		in.Reference = strings.ToLower(code("ref_"))
+	}
+	if in.Currency == "" {
+		in.Currency = "NGN"
 	}
 	masked := in.SenderAccount
 	if len(masked) > 4 {
@@ -117,7 +122,7 @@ func (f *Fake) InflowEvent(in Inflow) (body []byte, reference string, err error)
 	at := now()
 	data := map[string]any{"id": id, "domain": "test", "status": "success", "reference": in.Reference,
 		"amount": in.Amount, "message": nil, "gateway_response": "Approved", "paid_at": at, "created_at": at,
-		"channel": "dedicated_nuban", "currency": "NGN", "fees": 0, "customer": cust, "metadata": map[string]any{},
+		"channel": "dedicated_nuban", "currency": in.Currency, "fees": 0, "customer": cust, "metadata": map[string]any{},
 		"authorization": map[string]any{"authorization_code": code("AUTH_"), "bin": "008XXX", "last4": "X553",
 			"exp_month": "01", "exp_year": "2099", "channel": "dedicated_nuban", "card_type": "transfer",
 			"bank": in.SenderBank, "country_code": "NG", "brand": "Managed Account", "reusable": false,
