@@ -20,7 +20,7 @@ func TestLiveProviderRefusalsAre4xx(t *testing.T) {
 
 		// Paystack refuses a dedicated account at a bank it does not offer.
 		r := e.REST("POST", "/accounts", m.LiveSecret, map[string]any{"account_type": "static_dynamic"})
-		if r.Status != 422 || r.Code() != "RAIL_NOT_CONFIGURED" {
+		if r.Status != 422 || r.Code() != "RAIL_REFUSED" {
 			t.Fatalf("refused live account: %d %s", r.Status, r.Body)
 		}
 
@@ -29,7 +29,7 @@ func TestLiveProviderRefusalsAre4xx(t *testing.T) {
 		f.bp.SetWindow(-time.Hour)
 		r = startDep(e, m.LiveSecret, directBody("Mug", "12.5", "USDT"))
 		f.bp.SetWindow(binancepayfake.DefaultWindow)
-		if r.Status != 422 || r.Code() != "RAIL_NOT_CONFIGURED" {
+		if r.Status != 422 || r.Code() != "RAIL_REFUSED" {
 			t.Fatalf("refused checkout: %d %s", r.Status, r.Body)
 		}
 	}, opts...)

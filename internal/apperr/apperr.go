@@ -37,6 +37,7 @@ const (
 	AccountNotResolved   Kind = "ACCOUNT_NOT_RESOLVED"
 	AmountTooSmall       Kind = "AMOUNT_TOO_SMALL"
 	RailNotConfigured    Kind = "RAIL_NOT_CONFIGURED" // a live operation whose provider is not configured
+	RailRefused          Kind = "RAIL_REFUSED"        // the live provider refused the request for good: nothing was made
 	RateLimited          Kind = "RATE_LIMITED"
 	RequestTimeout       Kind = "REQUEST_TIMEOUT"
 	Internal             Kind = "INTERNAL_ERROR"
@@ -76,6 +77,7 @@ var statusOf = map[Kind]int{
 	AccountNotResolved:   http.StatusUnprocessableEntity,
 	AmountTooSmall:       http.StatusUnprocessableEntity,
 	RailNotConfigured:    http.StatusUnprocessableEntity,
+	RailRefused:          http.StatusUnprocessableEntity,
 	RateLimited:          http.StatusTooManyRequests,
 	RequestTimeout:       http.StatusRequestTimeout,
 	Internal:             http.StatusInternalServerError,

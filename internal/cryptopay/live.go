@@ -81,7 +81,7 @@ func (s *Service) startLive(ctx context.Context, tx *ent.Tx, tn tenant.Tenant, i
 	if errors.Is(err, rails.ErrRefused) {
 		// A definite refusal: no order was made, and the same request
 		// would be refused again.
-		return nil, apperr.Wrap(apperr.RailNotConfigured, err,
+		return nil, apperr.Wrap(apperr.RailRefused, err,
 			"the crypto-pay provider refused the checkout (%s); no order was made, and the same request will be refused again", err)
 	}
 	if err != nil {

@@ -239,7 +239,7 @@ func (c *Client) refusal(method, path string, a answer) error {
 // request would be refused again, so it is a 422, not a 503 "try again".
 func (c *Client) declined(method, path string, a answer) error {
 	quoted := c.caller.Quote(a.env.Message, maxQuoted)
-	return &apperr.Error{Kind: apperr.RailNotConfigured,
+	return &apperr.Error{Kind: apperr.RailRefused,
 		Message: fmt.Sprintf("the account provider refused to open the account (HTTP %d: %s); nothing was made, and the same request will be refused again", a.httpStatus, quoted),
 		Cause:   fmt.Errorf("paystack: %s %s: HTTP %d: %s: %w", method, pathOnly(path), a.httpStatus, quoted, rails.ErrRefused)}
 }
