@@ -73,10 +73,14 @@ func (e boundedExecutor) DispatchOperation(ctx context.Context, oc *graphql.Oper
 }
 
 // cutErrors keeps the first maxErrors errors of list and one more saying
-// how many were left out, of the code of the last kept. A list of one more
-// (a validation stopped at maxErrors ends with its own note) is kept whole.
+// how many were left out, of the code of the last kept. A validation
+// stopped at maxErrors ends with its own note (marked "stopped") and is
+// kept whole.
 func cutErrors(list gqlerror.List) gqlerror.List {
-	if len(list) <= maxErrors+1 {
+	if len(list) <= maxErrors {
+		return list
+	}
+	if len(list) == maxErrors+1 && list[maxErrors].Extensions["stopped"] == true {
 		return list
 	}
 	out := append(gqlerror.List(nil), list[:maxErrors]...)

@@ -59,5 +59,6 @@ func (s *validationStop) counted(name string, rule core.RuleFunc) core.RuleFunc 
 func (s *validationStop) answer() gqlerror.List {
 	more := gqlerror.Errorf("validation stopped after %d errors, and more were left out of this answer: mend the ones above first", maxErrors)
 	errcode.Set(more, errcode.ValidationFailed)
+	setExt(more, "stopped", true)
 	return append(append(gqlerror.List(nil), s.errs...), more)
 }

@@ -49,3 +49,21 @@ func TestOtherPanicsGoOn(t *testing.T) {
 	boundedExecutor{GraphExecutor: panickingExecutor{}}.CreateOperationContext(context.Background(), &graphql.RawParams{Query: "{ me { id } }"})
 	t.Error("no panic")
 }
+
+// An answer of maxErrors+1 errors is cut to maxErrors and a note counting
+// the one left out, unless it is a stopped validation's, whose last error
+// is its own note.
+func TestCutErrorsKeepsOnlyAStoppedValidationWhole(t *testing.T) {
+	many := make(gqlerror.List, maxErrors+1)
+	for i := range many {
+		many[i] = gqlerror.Errorf("resolver error %d", i)
+	}
+	cut := cutErrors(many)
+	if len(cut) != maxErrors+1 || cut[maxErrors].Extensions["omitted"] != 1 {
+		t.Errorf("%d resolver errors: kept %d, last %v", len(many), len(cut), cut[len(cut)-1])
+	}
+	stopped := (&validationStop{errs: many[:maxErrors]}).answer()
+	if kept := cutErrors(stopped); len(kept) != maxErrors+1 || kept[maxErrors] != stopped[maxErrors] {
+		t.Errorf("a stopped validation's %d errors: kept %d, last %v", len(stopped), len(kept), kept[len(kept)-1])
+	}
+}
