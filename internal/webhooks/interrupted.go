@@ -8,6 +8,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"merchantpay/ent"
+	"merchantpay/ent/predicate"
 	"merchantpay/ent/webhookdelivery"
 	"merchantpay/internal/hookwire"
 )
@@ -127,16 +128,37 @@ func (d *Dispatcher) unmarkDone(dl *ent.WebhookDelivery, finish func()) func(err
 }
 
 // unmarkAll clears, with one update, the marks of the deliveries of batch
-// (leave's requests) this instance still holds. Any interrupted attempt
+// (leave's requests) whose claims still hold them. Any interrupted attempt
 // they were found with is recorded by then: the mark left is their claim's.
+// The recorders may get to it late, after a lease ran out and the delivery
+// was claimed again, by this instance too: each row is therefore cleared
+// only while it keeps the lease expiry its claim wrote (one claim's own),
+// so that a later claim's mark, the one its attempt stands on, is kept.
 func (d *Dispatcher) unmarkAll(ctx context.Context, batch []recordReq) error {
-	ids := make([]string, len(batch))
-	for i, r := range batch {
-		ids[i] = r.dl.ID
+	// A claim leases its deliveries until one time: the rows group by it.
+	byLease := map[time.Time][]string{}
+	var leases []time.Time
+	for _, r := range batch {
+		if r.dl.LeaseUntil == nil {
+			continue // not claimed: no mark of its claim to clear
+		}
+		until := r.dl.LeaseUntil.UTC() // as the clock wrote it
+		if _, ok := byLease[until]; !ok {
+			leases = append(leases, until)
+		}
+		byLease[until] = append(byLease[until], r.dl.ID)
+	}
+	if len(leases) == 0 {
+		return nil
+	}
+	held := make([]predicate.WebhookDelivery, len(leases))
+	for i, until := range leases {
+		held[i] = webhookdelivery.And(webhookdelivery.IDIn(byLease[until]...),
+			webhookdelivery.LeaseUntil(until))
 	}
 	return d.db.Within(ctx, nil, func(ctx context.Context, tx *ent.Tx) error {
 		return tx.Client().WebhookDelivery.Update().
-			Where(webhookdelivery.IDIn(ids...), webhookdelivery.LeaseOwner(d.owner)).
+			Where(webhookdelivery.LeaseOwner(d.owner), webhookdelivery.Or(held...)).
 			ClearInflightAttempt().ClearInflightStartedAt().Exec(ctx)
 	})
 }
