@@ -134,6 +134,12 @@ type Broker struct {
 	front   int64
 	gaps    map[int64]gap
 	held    []heldEvent
+	// lateLookedAt: when the ids given up on were last looked up;
+	// lateWarned: when watching too many of them was last said (late.go).
+	lateLookedAt, lateWarned time.Time
+	// inFlightReads counts the reads of the transactions in flight (read
+	// by tests while the hub runs).
+	inFlightReads atomic.Uint64
 }
 
 // New returns a broker; run its hub with Run.
