@@ -118,10 +118,21 @@ func (b *Broker) release(ctx context.Context) error {
 // first look is still missing, one read of the transactions in flight and
 // one more look-up of those gaps.
 func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
+	timedOut, lowest := 0, int64(0)
 	for id, g := range b.gaps {
 		if now.Sub(g.since) > b.cfg.GapTimeout {
 			delete(b.gaps, id)
+			if timedOut == 0 || id < lowest {
+				lowest = id
+			}
+			timedOut++
 		}
+	}
+	if timedOut > 0 {
+		// Not watched any more: if its transaction commits later, live
+		// subscribers never get it.
+		b.cfg.Log.Warn("event ids still missing after the gap timeout are given up; one committed later reaches no live subscriber",
+			"ids", timedOut, "lowest", lowest, "gap_timeout", b.cfg.GapTimeout)
 	}
 	b.expireLate(now)
 	lateDue := b.lateDue(now)
