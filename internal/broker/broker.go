@@ -31,10 +31,10 @@
 // and the gap's noticing (a rollback wakes nobody), so for at most one
 // poll interval after the later of the two, and a transaction left open in this database (not in another database on the
 // server) holds it until it ends or GapTimeout. An id given up on too early
-// (drawn by a transaction that held no transaction id yet) is still looked
-// for until GapTimeout, and if it comes it is delivered late, out of id
-// order, with a WARN, rather than lost. SQLite commits in id order (one
-// writer): it has no gaps to wait for.
+// is still looked for (once per poll interval) until GapTimeout after it
+// was noticed, and if it comes it is delivered late, out of id order, with
+// a WARN, rather than lost. SQLite commits in id order (one writer): it has
+// no gaps to wait for.
 //
 // No gap, no duplicate: the hub keeps low, the id below which everything
 // has been handed out (or given up on), and moves it in the same critical
@@ -43,6 +43,16 @@
 // the low it joined at, and gets every event above that from the hub
 // (queued for it while it replays). Since nothing above an open gap is
 // handed out, resuming after the last event seen misses nothing.
+//
+// Except for an id given up on that commits after all. That happens when
+// its transaction drew it and held no PostgreSQL transaction id yet when
+// the gap was judged (a statement whose first write comes after the draw),
+// or is a prepared two-phase transaction (not listed as in flight), or
+// stays open longer than GapTimeout. Committed within GapTimeout of the
+// noticing, it reaches live subscribers late, after higher ids, with a WARN;
+// committed later, it reaches none (a WARN says when a gap is given up at
+// GapTimeout). Either way a subscriber not live when it comes, resuming
+// with after above it, never gets it.
 package broker
 
 import (
@@ -134,6 +144,12 @@ type Broker struct {
 	front   int64
 	gaps    map[int64]gap
 	held    []heldEvent
+	// lateLookedAt: when the ids given up on were last looked up;
+	// lateWarned: when watching too many of them was last said (late.go).
+	lateLookedAt, lateWarned time.Time
+	// inFlightReads counts the reads of the transactions in flight (read
+	// by tests while the hub runs).
+	inFlightReads atomic.Uint64
 }
 
 // New returns a broker; run its hub with Run.

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -81,4 +82,28 @@ func TestGivenUpIDDeliveredLate(t *testing.T) {
 	sentinel := e.emit(alice, "deposit.failed")
 	expect(t, live, sentinel)
 	quiet(t, live, 300*time.Millisecond)
+}
+
+// A gap given up at GapTimeout (its transaction still open) releases the
+// events after it and is said at WARN: if it commits later, no live
+// subscriber gets it.
+func TestGapTimeoutSaidAtWarn(t *testing.T) {
+	var log levels
+	e := setup(t, testdb.MigratedPostgresURL(t), broker.Config{
+		PollInterval: 50 * time.Millisecond, GapTimeout: 300 * time.Millisecond, Log: slog.New(&log)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := e.subscribe(ctx, alice, nil, "")
+	_, open := e.openEvent(alice, "deposit.pending")
+	later := e.emit(alice, "deposit.success")
+	if later.ID <= open.ID {
+		t.Fatalf("ids %d, %d: want the open transaction's to be smaller", open.ID, later.ID)
+	}
+	if n := log.count(slog.LevelWarn); n != 0 {
+		t.Fatalf("%d WARN lines before the gap timed out", n)
+	}
+	expect(t, live, later)
+	if n := log.count(slog.LevelWarn); n != 1 {
+		t.Fatalf("%d WARN lines once the gap timed out, want 1", n)
+	}
 }

@@ -154,8 +154,7 @@ func (b *Broker) poll(ctx context.Context) error {
 			break
 		}
 	}
-	// Only the hub writes late, so it may read its size unlocked.
-	if len(b.gaps) > 0 || len(b.late) > 0 {
+	if len(b.gaps) > 0 || b.lateDue(now) {
 		if err := b.settleGaps(ctx, now); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"merchantpay/ent"
+	"merchantpay/internal/jobs"
 )
 
 // An id given up on may still come: its transaction drew it before it held
@@ -33,8 +34,20 @@ func (b *Broker) expireLate(now time.Time) {
 	}
 }
 
-// lateIDs lists up to n of the ids given up on, smallest first.
-func (b *Broker) lateIDs(n int) []int64 {
+// lateDue says whether the ids given up on are to be looked up at now: at
+// most once per PollInterval, as rolled-back ids are routine and would
+// otherwise cost a look-up on every wake-up. Only the hub writes late, so
+// it may read its size unlocked.
+func (b *Broker) lateDue(now time.Time) bool {
+	return len(b.late) > 0 && now.Sub(b.lateLookedAt) >= b.cfg.PollInterval
+}
+
+// lateIDs lists up to gapQueryMax of the ids given up on, smallest first,
+// and notes now as their last look-up. Watching more than that is said at
+// WARN once per jobs.QuietPeriod: the others wait for a later look-up and
+// may expire unseen.
+func (b *Broker) lateIDs(now time.Time) []int64 {
+	b.lateLookedAt = now
 	b.mu.Lock()
 	ids := make([]int64, 0, len(b.late))
 	for id := range b.late {
@@ -42,11 +55,17 @@ func (b *Broker) lateIDs(n int) []int64 {
 	}
 	b.mu.Unlock()
 	slices.Sort(ids)
-	return ids[:min(n, len(ids))]
+	if len(ids) > gapQueryMax && now.Sub(b.lateWarned) >= jobs.QuietPeriod {
+		b.lateWarned = now
+		b.cfg.Log.Warn("event broker watches more given-up event ids than one look-up reads; the largest are looked up later",
+			"watched", len(ids), "per_lookup", gapQueryMax)
+	}
+	return ids[:min(gapQueryMax, len(ids))]
 }
 
 // deliverLate hands out evs, ids given up on that showed up after all,
-// without moving low (everything below it is already settled).
+// without moving low (everything below it is already settled). They stay
+// watched if the hand-out fails, so the next look-up tries again.
 func (b *Broker) deliverLate(ctx context.Context, evs []*ent.Event, light bool) error {
 	if len(evs) == 0 {
 		return nil
@@ -55,13 +74,15 @@ func (b *Broker) deliverLate(ctx context.Context, evs []*ent.Event, light bool) 
 		b.cfg.Log.Warn("event id given up on committed later; delivering it out of id order",
 			"seq", ev.ID)
 	}
-	err := b.dispatch(ctx, evs, light, b.front)
+	if err := b.dispatch(ctx, evs, light, b.front); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	for _, ev := range evs {
 		delete(b.late, ev.ID)
 	}
 	b.mu.Unlock()
-	return err
+	return nil
 }
 
 // lateLocked says whether the hub must skip ev, a late one, for s: s's

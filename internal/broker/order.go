@@ -113,65 +113,84 @@ func (b *Broker) release(ctx context.Context) error {
 // those that will never come: on PostgreSQL once every transaction in
 // flight in this database at the gap's second look has ended, at the latest
 // after GapTimeout. Ids given up are still looked for until GapTimeout
-// (late.go). Statements: one look-up of the open and given-up ids, and one
-// read of the transactions in flight when a gap is past its first look.
+// (late.go), at most once per PollInterval. Statements: one look-up of the
+// open ids (and of the given-up ones when due); only when a gap past its
+// first look is still missing, one read of the transactions in flight and
+// one more look-up of those gaps.
 func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
+	timedOut, lowest := 0, int64(0)
 	for id, g := range b.gaps {
 		if now.Sub(g.since) > b.cfg.GapTimeout {
 			delete(b.gaps, id)
+			if timedOut == 0 || id < lowest {
+				lowest = id
+			}
+			timedOut++
 		}
 	}
+	if timedOut > 0 {
+		// Not watched any more: if its transaction commits later, live
+		// subscribers never get it.
+		b.cfg.Log.Warn("event ids still missing after the gap timeout are given up; one committed later reaches no live subscriber",
+			"ids", timedOut, "lowest", lowest, "gap_timeout", b.cfg.GapTimeout)
+	}
 	b.expireLate(now)
-	if len(b.gaps) == 0 && len(b.late) == 0 {
+	lateDue := b.lateDue(now)
+	if len(b.gaps) == 0 && !lateDue {
 		return nil
 	}
 	ids := make([]int64, 0, len(b.gaps))
-	second := false
-	for id, g := range b.gaps {
+	for id := range b.gaps {
 		ids = append(ids, id)
-		second = second || g.looked
 	}
 	slices.Sort(ids)
 	if len(ids) > gapQueryMax {
 		ids = ids[:gapQueryMax]
 	}
-	// The transactions in flight are read before the ids are looked up:
-	// one that commits between the two is then seen by the look-up, not
-	// taken for gone.
-	var inNow map[uint32]struct{}
-	if second {
-		var err error
-		if inNow, err = b.inFlight(ctx); err != nil {
-			return err
-		}
+	lookup := ids
+	if lateDue {
+		lookup = append(slices.Clone(ids), b.lateIDs(now)...)
 	}
-	lookup := append(slices.Clone(ids), b.lateIDs(gapQueryMax)...)
 	light := b.light()
-	evs, err := b.query(ctx, b.db.Reader().Event.Query().Where(event.IDIn(lookup...)), light)
+	late, err := b.lookUpGaps(ctx, lookup, light)
 	if err != nil {
 		return err
 	}
-	var late []*ent.Event
-	for _, ev := range evs {
-		if _, open := b.gaps[ev.ID]; open {
-			delete(b.gaps, ev.ID)
-			b.hold(ev, light)
-			continue
-		}
-		late = append(late, ev)
-	}
+	var due []int64
 	for _, id := range ids {
 		g, open := b.gaps[id]
 		if !open {
 			continue
 		}
-		switch {
-		case !g.looked:
+		if !g.looked {
 			g.looked = true
-		case g.inflight == nil:
+			b.gaps[id] = g
+			continue
+		}
+		due = append(due, id)
+	}
+	if len(due) == 0 {
+		return b.deliverLate(ctx, late, light)
+	}
+	// The transactions in flight are read before these ids are looked up
+	// again: one that commits between the two is then seen by the look-up,
+	// not taken for gone.
+	inNow, err := b.inFlight(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := b.lookUpGaps(ctx, due, light); err != nil {
+		return err
+	}
+	for _, id := range due {
+		g, open := b.gaps[id]
+		if !open {
+			continue
+		}
+		if g.inflight == nil {
 			g.inflight = inNow
 		}
-		if g.inflight != nil && !anyIn(g.inflight, inNow) {
+		if !anyIn(g.inflight, inNow) {
 			// Every transaction that could have drawn it has ended, and
 			// it is still not there: rolled back, or its session died.
 			delete(b.gaps, id)
@@ -183,11 +202,31 @@ func (b *Broker) settleGaps(ctx context.Context, now time.Time) error {
 	return b.deliverLate(ctx, late, light)
 }
 
+// lookUpGaps reads the events of ids that are visible now: those of open
+// gaps fill them and are held; the others (ids given up on) are returned.
+func (b *Broker) lookUpGaps(ctx context.Context, ids []int64, light bool) ([]*ent.Event, error) {
+	evs, err := b.query(ctx, b.db.Reader().Event.Query().Where(event.IDIn(ids...)), light)
+	if err != nil {
+		return nil, err
+	}
+	var late []*ent.Event
+	for _, ev := range evs {
+		if _, open := b.gaps[ev.ID]; open {
+			delete(b.gaps, ev.ID)
+			b.hold(ev, light)
+			continue
+		}
+		late = append(late, ev)
+	}
+	return late, nil
+}
+
 // inFlight reads the ids of the transactions in flight in this database
 // that hold one. The hub's own statement holds none; other databases on the
 // server are not looked at. Ids are compared as sets, never by size, so
 // transaction id wraparound does not matter.
 func (b *Broker) inFlight(ctx context.Context) (map[uint32]struct{}, error) {
+	b.inFlightReads.Add(1)
 	rows, err := b.db.SQL().QueryContext(ctx,
 		`SELECT backend_xid::text FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`)
 	if err != nil {

@@ -218,3 +218,37 @@ func TestConcurrentWritersInOrder(t *testing.T) {
 		}
 	})
 }
+
+// A gap filled by its second look costs no read of the transactions in
+// flight; one still missing then does.
+func TestGapFilledBySecondLookReadsNoInFlight(t *testing.T) {
+	e := setup(t, testdb.MigratedPostgresURL(t), broker.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := e.subscribe(ctx, alice, nil, "")
+	tx, early := e.openEvent(alice, "deposit.pending")
+	later := e.emit(alice, "deposit.success") // the hub notices early's gap and looks once
+	quiet(t, live, 200*time.Millisecond)
+	if err := tx.Commit(); err != nil { // its wake-up is the gap's second look
+		t.Fatal(err)
+	}
+	expect(t, live, early, later)
+	if n := broker.InFlightReads(e.b); n != 0 {
+		t.Fatalf("%d reads of the transactions in flight, want none: the gap was filled at its second look", n)
+	}
+
+	tx, early = e.openEvent(alice, "deposit.pending")
+	later = e.emit(alice, "deposit.success")
+	quiet(t, live, 200*time.Millisecond)
+	e.b.Wake() // second look, the gap still open
+	for deadline := time.Now().Add(5 * time.Second); broker.InFlightReads(e.b) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("a gap still open at its second look did not read the transactions in flight")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, live, early, later)
+}
