@@ -138,8 +138,9 @@ func (a *App) middleware(next http.Handler) http.Handler {
 			}
 			rec.finish()
 			done()
-			a.Metrics.ObserveRequest(labels.Route, r.Method, rec.status, labels.Code, time.Since(start))
-			a.endSpan(span, labels.Route, rec.status)
+			route, code := labels.Values()
+			a.Metrics.ObserveRequest(route, r.Method, rec.status, code, time.Since(start))
+			a.endSpan(span, route, rec.status)
 			a.accessLog(ctx, r, rec, id, start)
 			if rec.aborted || rec.outcome == outcomeClientCancel {
 				// The connection is closed without an answer: the handler

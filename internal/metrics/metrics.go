@@ -184,11 +184,21 @@ func statusLabel(status int) string {
 type labelsKey struct{}
 
 // Labels are what a request's handler learns while it runs and the
-// middleware that counts the request reads when it ends: the route pattern
-// matched and the error code answered.
+// middleware that counts the request reads when it ends (Values): the route
+// pattern matched and the error code answered. GraphQL resolves a query's
+// fields in goroutines of their own, and each may answer an error, so the
+// labels are guarded.
 type Labels struct {
-	Route string
-	Code  string
+	mu    sync.Mutex
+	route string
+	code  string
+}
+
+// Values are the route and the code set so far.
+func (l *Labels) Values() (route, code string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.route, l.code
 }
 
 // WithLabels returns ctx carrying fresh Labels for the request.
@@ -202,14 +212,20 @@ func WithLabels(ctx context.Context) (context.Context, *Labels) {
 // (GraphQL's operation, after its path) names the request again.
 func SetRoute(ctx context.Context, route string) {
 	if l, ok := ctx.Value(labelsKey{}).(*Labels); ok {
-		l.Route = route
+		l.mu.Lock()
+		l.route = route
+		l.mu.Unlock()
 	}
 }
 
 // SetCode records the error code the request in ctx answered; the first
 // one wins.
 func SetCode(ctx context.Context, code string) {
-	if l, ok := ctx.Value(labelsKey{}).(*Labels); ok && l.Code == "" {
-		l.Code = code
+	if l, ok := ctx.Value(labelsKey{}).(*Labels); ok {
+		l.mu.Lock()
+		if l.code == "" {
+			l.code = code
+		}
+		l.mu.Unlock()
 	}
 }

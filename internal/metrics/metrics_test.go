@@ -18,7 +18,8 @@ func BenchmarkRequestObserved(b *testing.B) {
 		ctx, l := WithLabels(base)
 		SetRoute(ctx, "POST /v1/merchant/public/transactions/withdraw")
 		done()
-		m.ObserveRequest(l.Route, "POST", 200, l.Code, 3*time.Millisecond)
+		route, code := l.Values()
+		m.ObserveRequest(route, "POST", 200, code, 3*time.Millisecond)
 	}
 }
 
